@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs everything ortkit needs to build and test on Debian 12: the Debian packages and
+# ONNX Runtime 1.29.0 from the npm package com.github.asus4.onnxruntime@0.4.9 (checked
+# against its published sha512 integrity). Safe to run again: finished steps are skipped.
+#
+#   scripts/setup.sh            packages + ONNX Runtime
+#   ORTKIT_SKIP_APT=1 ...       skip the Debian packages (no root, or already installed)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+
+ort_version="1.29.0"
+ort_npm_package="com.github.asus4.onnxruntime@0.4.9"
+ort_npm_integrity="sha512-BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg=="
+ort_dir="$deps/onnxruntime-$ort_version"
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
+  clang libclang-rt-14-dev clang-format clang-tidy
+)
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+install_debian_packages() {
+  if [ "${ORTKIT_SKIP_APT:-0}" = 1 ]; then say "skipping Debian packages (ORTKIT_SKIP_APT=1)"; return; fi
+  local missing=()
+  for p in "${debian_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  # npm may come from a Node.js distribution that conflicts with Debian's npm package.
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+  if [ ${#missing[@]} -eq 0 ]; then say "Debian packages: all present"; return; fi
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_onnxruntime() {
+  if [ -f "$ort_dir/.complete" ]; then say "ONNX Runtime $ort_version: present in $ort_dir"; return; fi
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  say "fetching $ort_npm_package"
+  (cd "$work" && npm pack --silent "$ort_npm_package" >/dev/null)
+  local tgz; tgz="$(ls "$work"/*.tgz)"
+  local actual="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+  if [ "$actual" != "$ort_npm_integrity" ]; then
+    say "integrity mismatch for $ort_npm_package: expected $ort_npm_integrity, got $actual"; exit 1
+  fi
+  local headers='package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64/onnxruntime.framework/Headers'
+  tar xzf "$tgz" -C "$work" package/Plugins/Linux/x64 "$headers" package/LICENSE package/ThirdPartyNotices.txt
+  rm -rf "$ort_dir"; mkdir -p "$ort_dir/include" "$ort_dir/lib"
+  cp "$work/$headers"/*.h "$ort_dir/include/"
+  rm -f "$ort_dir/include/coreml_provider_factory.h"
+  cp "$work/package/Plugins/Linux/x64/"*.so "$ort_dir/lib/"
+  (cd "$ort_dir/lib" && mv libonnxruntime.so "libonnxruntime.so.$ort_version" \
+     && ln -s "libonnxruntime.so.$ort_version" libonnxruntime.so.1 && ln -s libonnxruntime.so.1 libonnxruntime.so)
+  cp "$work/package/LICENSE" "$work/package/ThirdPartyNotices.txt" "$ort_dir/"
+  echo "$ort_version" >"$ort_dir/VERSION"
+  touch "$ort_dir/.complete"
+  say "ONNX Runtime $ort_version installed in $ort_dir"
+}
+
+install_debian_packages
+install_onnxruntime

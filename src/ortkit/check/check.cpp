@@ -1,0 +1,155 @@
+#include "ortkit/check/check.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/check/structure.h"
+#include "ortkit/diagnose/rules.h"
+#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/model/external_data.h"
+#include "ortkit/model/model_file.h"
+#include "ortkit/runtime/runtime.h"
+
+namespace ortkit {
+namespace {
+
+LayerReport Finish(std::string name, std::vector<Diagnosis> diagnoses) {
+  LayerReport layer;
+  layer.name = std::move(name);
+  layer.diagnoses = std::move(diagnoses);
+  SortBySeverity(layer.diagnoses);
+  layer.state = WorstSeverity(layer.diagnoses) == Severity::kError ? LayerReport::State::kFailed : LayerReport::State::kPassed;
+  return layer;
+}
+
+LayerReport Skipped(std::string name, std::string reason, std::vector<Diagnosis> diagnoses = {}) {
+  LayerReport layer = Finish(std::move(name), std::move(diagnoses));
+  if (layer.state != LayerReport::State::kFailed) layer.state = LayerReport::State::kSkipped;
+  layer.skipped_reason = std::move(reason);
+  return layer;
+}
+
+LayerReport FromOutcome(std::string name, LayerOutcome outcome) {
+  if (!outcome.ran) return Skipped(std::move(name), outcome.skipped_reason, std::move(outcome.diagnoses));
+  return Finish(std::move(name), std::move(outcome.diagnoses));
+}
+
+void AddFile(std::vector<Diagnosis>& diagnoses, const std::string& file) {
+  for (auto& d : diagnoses) {
+    if (d.location.file.empty()) d.location.file = file;
+  }
+}
+
+}  // namespace
+
+const char* ToString(LayerReport::State state) {
+  switch (state) {
+    case LayerReport::State::kPassed: return "passed";
+    case LayerReport::State::kFailed: return "failed";
+    case LayerReport::State::kSkipped: return "skipped";
+  }
+  return "failed";
+}
+
+std::vector<Diagnosis> CheckReport::AllDiagnoses() const {
+  std::vector<Diagnosis> all;
+  for (const auto& layer : layers) all.insert(all.end(), layer.diagnoses.begin(), layer.diagnoses.end());
+  SortBySeverity(all);
+  return all;
+}
+
+int CheckReport::CountOf(Severity severity) const {
+  int n = 0;
+  for (const auto& layer : layers) {
+    for (const auto& d : layer.diagnoses) n += d.severity == severity;
+  }
+  return n;
+}
+
+bool CheckReport::Passed() const {
+  if (io_error || CountOf(Severity::kError) > 0) return false;
+  return !strict || CountOf(Severity::kWarning) == 0;
+}
+
+CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
+  CheckReport report;
+  report.model_path = options.model_path.string();
+  report.provider = options.provider;
+  report.strict = options.strict;
+  const std::string file = options.model_path.string();
+
+  ModelLoad load = LoadModelFile(options.model_path);
+  report.io_error = load.io_error;
+  report.layers.push_back(Finish("file", std::move(load.diagnoses)));
+  if (!load.model) {
+    const std::string reason = "the file layer found no model to check";
+    for (const char* name : {"external-data", "checker", "shape-inference", "rules"}) report.layers.push_back(Skipped(name, reason));
+    if (!load.io_error && options.load_runtime && runtime != nullptr) {
+      // The runtime's own verdict on a broken file is still worth showing: it is what users see.
+      SessionConfig config;
+      config.provider = options.provider;
+      auto session = Session::Create(*runtime, options.model_path, config);
+      std::vector<Diagnosis> diagnoses;
+      if (!session.ok()) {
+        Location where;
+        where.file = file;
+        auto d = TranslateRuntimeError(session.error().message, where);
+        diagnoses.push_back(std::move(d));
+      }
+      report.layers.push_back(Finish("runtime", std::move(diagnoses)));
+    } else {
+      report.layers.push_back(Skipped("runtime", load.io_error ? reason : "not requested"));
+    }
+    return report;
+  }
+  ModelFile& model = *load.model;
+
+  auto external = CheckExternalData(model);
+  AddFile(external, file);
+  const bool has_external = !ListExternalTensors(*model.proto).empty();
+  report.layers.push_back(has_external || !external.empty() ? Finish("external-data", std::move(external))
+                                                            : Skipped("external-data", "the model stores all tensors inline"));
+
+  report.layers.push_back(FromOutcome("checker", RunChecker(*model.proto)));
+
+  LintOptions lint;
+  std::vector<Diagnosis> rules = LintModel(*model.proto, lint);  // before inference: on the model as exported
+  report.layers.push_back(FromOutcome("shape-inference", RunShapeInference(*model.proto)));
+  report.layers.push_back(Finish("rules", std::move(rules)));
+
+  if (options.load_runtime && runtime != nullptr) {
+    SessionConfig config;
+    config.provider = options.provider;
+    auto session = Session::Create(*runtime, options.model_path, config);
+    std::vector<Diagnosis> diagnoses;
+    if (!session.ok()) {
+      Location where;
+      where.file = file;
+      if (session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument) {
+        diagnoses.push_back(Diagnose("runtime.provider-unavailable", session.error().message, where));
+      } else {
+        diagnoses.push_back(TranslateRuntimeError(session.error().message, where));
+      }
+    }
+    report.layers.push_back(Finish("runtime", std::move(diagnoses)));
+  } else {
+    report.layers.push_back(Skipped("runtime", "not requested"));
+  }
+  return report;
+}
+
+void to_json(nlohmann::json& json, const LayerReport& layer) {
+  json = {{"name", layer.name}, {"state", ToString(layer.state)}, {"diagnoses", layer.diagnoses}};
+  if (!layer.skipped_reason.empty()) json["skipped_reason"] = layer.skipped_reason;
+}
+
+void to_json(nlohmann::json& json, const CheckReport& report) {
+  json = {{"model", report.model_path},
+          {"provider", report.provider},
+          {"strict", report.strict},
+          {"verdict", report.Passed() ? "pass" : "fail"},
+          {"counts", {{"error", report.CountOf(Severity::kError)}, {"warning", report.CountOf(Severity::kWarning)}, {"info", report.CountOf(Severity::kInfo)}}},
+          {"layers", report.layers}};
+}
+
+}  // namespace ortkit

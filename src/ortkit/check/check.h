@@ -1,0 +1,53 @@
+#pragma once
+// `ortkit check`: the layered structural and load checks of one model file.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/diagnose/diagnosis.h"
+
+namespace ortkit {
+
+class Runtime;
+
+struct CheckOptions {
+  std::filesystem::path model_path;
+  std::string provider = "cpu";
+  bool strict = false;  ///< warnings fail the check too
+  bool load_runtime = true;  ///< run the ONNX Runtime layer
+};
+
+struct LayerReport {
+  std::string name;  ///< "file", "external-data", "checker", "shape-inference", "rules", "runtime"
+  enum class State { kPassed, kFailed, kSkipped } state = State::kPassed;
+  std::string skipped_reason;
+  std::vector<Diagnosis> diagnoses;
+};
+
+const char* ToString(LayerReport::State state);
+
+struct CheckReport {
+  std::string model_path;
+  std::string provider;
+  std::vector<LayerReport> layers;
+  bool io_error = false;  ///< the file could not be read at all
+  bool strict = false;
+
+  /// Every diagnosis of every layer, most severe first.
+  std::vector<Diagnosis> AllDiagnoses() const;
+  int CountOf(Severity severity) const;
+  /// Passed: no errors (and, with strict, no warnings).
+  bool Passed() const;
+};
+
+/// Runs every layer. Each layer reports even when an earlier one found problems, unless it
+/// cannot run at all (no parsed model). `runtime` may be null when options.load_runtime is false.
+CheckReport RunCheck(Runtime* runtime, const CheckOptions& options);
+
+void to_json(nlohmann::json& json, const LayerReport& layer);
+void to_json(nlohmann::json& json, const CheckReport& report);
+
+}  // namespace ortkit

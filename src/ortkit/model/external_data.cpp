@@ -1,0 +1,117 @@
+#include "ortkit/model/external_data.h"
+
+#include <charconv>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ortkit/model/graph_walk.h"
+
+namespace ortkit {
+namespace {
+
+bool ParseInt(const std::string& text, std::int64_t* out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size() && *out >= 0;
+}
+
+void AddTensor(const onnx::TensorProto& tensor, std::vector<ExternalTensor>* out, std::vector<Diagnosis>* problems) {
+  if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+  ExternalTensor entry;
+  entry.tensor = tensor.name();
+  bool ok = true;
+  for (const auto& kv : tensor.external_data()) {
+    if (kv.key() == "location") entry.location = kv.value();
+    else if (kv.key() == "offset") ok = ok && ParseInt(kv.value(), &entry.offset);
+    else if (kv.key() == "length") ok = ok && ParseInt(kv.value(), &entry.length);
+  }
+  if (entry.location.empty() || !ok) {
+    if (problems != nullptr) {
+      Location where;
+      where.tensor = tensor.name();
+      problems->push_back(Diagnose("external-data.bad-location",
+                                   fmt::format("tensor '{}' is marked as external data but its entry {}", tensor.name(),
+                                               entry.location.empty() ? "has no location" : "has an offset or length that is not a non-negative integer"),
+                                   where));
+    }
+    return;
+  }
+  out->push_back(std::move(entry));
+}
+
+}  // namespace
+
+std::vector<ExternalTensor> ListExternalTensors(const onnx::ModelProto& model, std::vector<Diagnosis>* problems) {
+  std::vector<ExternalTensor> out;
+  ForEachGraph(model.graph(), [&](const onnx::GraphProto& graph, const std::string&) {
+    for (const auto& init : graph.initializer()) AddTensor(init, &out, problems);
+    for (const auto& node : graph.node()) {
+      for (const auto& attr : node.attribute()) {
+        if (attr.has_t()) AddTensor(attr.t(), &out, problems);
+        for (const auto& t : attr.tensors()) AddTensor(t, &out, problems);
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
+  std::vector<Diagnosis> out;
+  const auto tensors = ListExternalTensors(*model.proto, &out);
+  const std::filesystem::path base = model.BaseDirectory();
+  std::map<std::string, std::int64_t> file_sizes;  // location -> size, -1 when missing
+  std::map<std::string, const onnx::TensorProto*> by_name;
+  ForEachGraph(model.proto->graph(), [&](const onnx::GraphProto& graph, const std::string&) {
+    for (const auto& init : graph.initializer()) by_name[init.name()] = &init;
+  });
+
+  for (const auto& t : tensors) {
+    Location where;
+    where.tensor = t.tensor;
+    where.file = t.location;
+    const std::filesystem::path location(t.location);
+    bool escapes = location.is_absolute();
+    for (const auto& part : location) escapes = escapes || part == "..";
+    if (escapes) {
+      out.push_back(Diagnose("external-data.path-escapes",
+                             fmt::format("tensor '{}' stores its data at '{}', outside the model's folder", t.tensor, t.location), where));
+    }
+    const std::filesystem::path full = location.is_absolute() ? location : base / location;
+    auto [it, inserted] = file_sizes.try_emplace(t.location, -1);
+    if (inserted) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(full, ec)) it->second = static_cast<std::int64_t>(std::filesystem::file_size(full, ec));
+      if (it->second < 0) {
+        out.push_back(Diagnose("external-data.missing-file",
+                               fmt::format("external data file '{}' (first needed by tensor '{}') is not at {}", t.location, t.tensor, full.string()),
+                               where));
+      }
+    }
+    const std::int64_t file_size = it->second;
+    if (file_size < 0) continue;
+    const std::int64_t length = t.length >= 0 ? t.length : file_size - t.offset;
+    if (t.offset > file_size || length > file_size - t.offset) {
+      out.push_back(Diagnose("external-data.out-of-range",
+                             fmt::format("tensor '{}' reads bytes {}..{} of '{}', which has only {} bytes", t.tensor, t.offset,
+                                         t.offset + length, t.location, file_size),
+                             where));
+      continue;
+    }
+    auto found = by_name.find(t.tensor);
+    if (found != by_name.end()) {
+      const auto& proto = *found->second;
+      const long long count = ElementCount(proto);
+      const int element_size = ElementSize(proto.data_type());
+      if (count >= 0 && element_size > 0 && t.length >= 0 && count * element_size != t.length) {
+        out.push_back(Diagnose("external-data.size-mismatch",
+                               fmt::format("tensor '{}' has {} elements of {} bytes ({} bytes) but its external data length is {}",
+                                           t.tensor, count, element_size, count * element_size, t.length),
+                               where));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ortkit

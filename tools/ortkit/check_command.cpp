@@ -1,0 +1,102 @@
+// ortkit check MODEL: layered structural and load checks.
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "ortkit/check/check.h"
+#include "ortkit/runtime/runtime.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+struct CheckFlags {
+  CheckOptions options;
+  std::string format = "text";
+  bool no_runtime = false;
+};
+
+std::string LayerTitle(const std::string& name) {
+  if (name == "file") return "1. file";
+  if (name == "external-data") return "2. external data";
+  if (name == "checker") return "3. ONNX checker";
+  if (name == "shape-inference") return "4. shape inference";
+  if (name == "rules") return "5. export rules";
+  if (name == "runtime") return "6. ONNX Runtime load";
+  return name;
+}
+
+void PrintText(const CheckReport& report, const Style& style) {
+  std::string out = fmt::format("{} {} (provider {})\n\n", style.Bold("ortkit check"), report.model_path, report.provider);
+  for (const auto& layer : report.layers) {
+    std::string state;
+    switch (layer.state) {
+      case LayerReport::State::kPassed:
+        state = layer.diagnoses.empty() ? style.Green("ok") : style.Green("ok") + style.Dim(fmt::format(" ({} note{})", layer.diagnoses.size(), layer.diagnoses.size() == 1 ? "" : "s"));
+        break;
+      case LayerReport::State::kFailed: state = style.Red("FAILED"); break;
+      case LayerReport::State::kSkipped: state = style.Dim("skipped: " + layer.skipped_reason); break;
+    }
+    out += fmt::format("{:<22}{}\n", LayerTitle(layer.name), state);
+  }
+  const auto all = report.AllDiagnoses();
+  if (!all.empty()) {
+    out += "\n";
+    for (const auto& d : all) out += RenderDiagnosis(d, style) + "\n";
+  } else {
+    out += "\n";
+  }
+  const int errors = report.CountOf(Severity::kError), warnings = report.CountOf(Severity::kWarning);
+  const std::string verdict = report.Passed() ? style.Green("PASS") : style.Red("FAIL");
+  out += fmt::format("{}: {} error{}, {} warning{}{}\n", verdict, errors, errors == 1 ? "" : "s", warnings,
+                     warnings == 1 ? "" : "s", report.strict ? " (--strict: warnings fail)" : "");
+  std::fputs(out.c_str(), stdout);
+}
+
+int Run(CheckFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  std::unique_ptr<Runtime> runtime;
+  if (!flags.no_runtime) {
+    auto created = Runtime::Create();
+    if (!created.ok()) {
+      std::fprintf(stderr, "ortkit check: %s\n", created.error().message.c_str());
+      return kExitUsage;
+    }
+    runtime = std::move(created).value();
+    if (FindProvider(flags.options.provider) == nullptr) {
+      std::fprintf(stderr, "ortkit check: unknown provider '%s'\n", flags.options.provider.c_str());
+      return kExitUsage;
+    }
+  }
+  flags.options.load_runtime = !flags.no_runtime;
+  const CheckReport report = RunCheck(runtime.get(), flags.options);
+  if (format == Format::kJson) {
+    nlohmann::json json = report;
+    std::cout << json.dump(2) << "\n";
+  } else {
+    PrintText(report, Style::ForStream(stdout));
+  }
+  if (report.io_error) return kExitUsage;
+  return report.Passed() ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+void RegisterCheck(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* cmd = app.add_subcommand("check", "Layered checks of a model file: file, external data, ONNX checker, "
+                                              "shape inference, export rules, ONNX Runtime load");
+  cmd->add_option("model", flags->options.model_path, "the .onnx file")->required();
+  cmd->add_option("--provider", flags->options.provider, "execution provider to load on (cpu, cuda, ...)")
+      ->capture_default_str();
+  cmd->add_flag("--strict", flags->options.strict, "warnings fail the check too");
+  cmd->add_flag("--no-runtime", flags->no_runtime, "skip the ONNX Runtime load layer");
+  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli

@@ -1,0 +1,20 @@
+#pragma once
+// The subcommands. Each registers its options on the CLI11 app (defaults from its config
+// struct) and runs through a callback that stores the exit code.
+
+#include <CLI/CLI.hpp>
+
+namespace ortkit::cli {
+
+/// Stable exit codes, shared by every command (docs/commands/README.md lists them).
+enum ExitCode : int {
+  kExitOk = 0,        ///< no errors (warnings allowed unless --strict)
+  kExitFindings = 1,  ///< the model or run has errors (check failed, validation failed, ...)
+  kExitUsage = 2,     ///< bad flags, unreadable or missing files, unavailable provider
+  kExitInternal = 3,  ///< a bug in ortkit
+};
+
+void RegisterInspect(CLI::App& app, int& exit_code);
+void RegisterCheck(CLI::App& app, int& exit_code);
+
+}  // namespace ortkit::cli

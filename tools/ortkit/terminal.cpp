@@ -1,0 +1,108 @@
+#include "terminal.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace ortkit::cli {
+
+bool ParseFormat(const std::string& text, Format* format) {
+  if (text == "text") *format = Format::kText;
+  else if (text == "json") *format = Format::kJson;
+  else return false;
+  return true;
+}
+
+Style Style::ForStream(std::FILE* stream) {
+  Style style;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  style.color = ::isatty(::fileno(stream)) && (no_color == nullptr || *no_color == '\0') &&
+                !(term != nullptr && std::string(term) == "dumb");
+  return style;
+}
+
+namespace {
+std::string Wrap(bool on, const char* code, const std::string& s) {
+  return on ? std::string("\033[") + code + "m" + s + "\033[0m" : s;
+}
+}  // namespace
+
+std::string Style::Bold(const std::string& s) const { return Wrap(color, "1", s); }
+std::string Style::Dim(const std::string& s) const { return Wrap(color, "2", s); }
+std::string Style::Red(const std::string& s) const { return Wrap(color, "31", s); }
+std::string Style::Yellow(const std::string& s) const { return Wrap(color, "33", s); }
+std::string Style::Green(const std::string& s) const { return Wrap(color, "32", s); }
+std::string Style::Cyan(const std::string& s) const { return Wrap(color, "36", s); }
+
+std::string Style::ForSeverity(Severity severity, const std::string& s) const {
+  switch (severity) {
+    case Severity::kError: return Red(s);
+    case Severity::kWarning: return Yellow(s);
+    case Severity::kInfo: return Cyan(s);
+  }
+  return s;
+}
+
+std::size_t VisibleWidth(const std::string& s) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b) {
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    if ((c & 0xC0) != 0x80) ++width;  // count UTF-8 lead bytes only
+  }
+  return width;
+}
+
+Table::Table(std::vector<std::string> headers, std::vector<bool> right_aligned)
+    : headers_(std::move(headers)), right_(std::move(right_aligned)) {
+  right_.resize(headers_.size(), false);
+}
+
+void Table::AddRow(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::Render(const Style& style, const std::string& indent) const {
+  std::vector<std::size_t> widths(headers_.size());
+  for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = VisibleWidth(headers_[c]);
+  for (const auto& row : rows_) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], VisibleWidth(row[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string out = indent;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::size_t pad = widths[c] - VisibleWidth(cells[c]);
+      const bool last = c + 1 == cells.size();
+      std::string cell = header ? style.Bold(cells[c]) : cells[c];
+      if (right_[c]) out += std::string(pad, ' ') + cell;
+      else out += cell + (last ? "" : std::string(pad, ' '));
+      if (!last) out += "  ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(headers_, true);
+  for (const auto& row : rows_) out += line(row, false);
+  return out;
+}
+
+std::string RenderDiagnosis(const Diagnosis& d, const Style& style) {
+  std::string out = fmt::format("{}  {}  {}\n", style.ForSeverity(d.severity, fmt::format("{:<7}", ToString(d.severity))),
+                                style.Bold(d.code), d.message);
+  const std::string where = d.location.Describe();
+  if (!where.empty()) out += fmt::format("         {} {}\n", style.Dim("at:   "), where);
+  if (!d.cause.empty()) out += fmt::format("         {} {}{}\n", style.Dim("cause:"), d.cause, d.heuristic ? " (heuristic)" : "");
+  if (!d.fix.empty()) out += fmt::format("         {} {}\n", style.Dim("fix:  "), d.fix);
+  return out;
+}
+
+
+}  // namespace ortkit::cli

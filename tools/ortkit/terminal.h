@@ -1,0 +1,50 @@
+#pragma once
+// Output for people: colour only on a terminal (and never with NO_COLOR), aligned tables.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ortkit/diagnose/diagnosis.h"
+
+namespace ortkit::cli {
+
+enum class Format { kText, kJson };
+
+/// Parses "text" / "json"; used by CLI11 transforms.
+bool ParseFormat(const std::string& text, Format* format);
+
+struct Style {
+  bool color = false;
+  static Style ForStream(std::FILE* stream);
+
+  std::string Bold(const std::string& s) const;
+  std::string Dim(const std::string& s) const;
+  std::string Red(const std::string& s) const;
+  std::string Yellow(const std::string& s) const;
+  std::string Green(const std::string& s) const;
+  std::string Cyan(const std::string& s) const;
+  std::string ForSeverity(Severity severity, const std::string& s) const;
+};
+
+/// A text table with aligned columns. Cells may contain colour escapes; widths ignore them.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers, std::vector<bool> right_aligned = {});
+  void AddRow(std::vector<std::string> cells);
+  std::string Render(const Style& style, const std::string& indent = "  ") const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// Visible width of `s`: UTF-8 code points, colour escapes excluded.
+std::size_t VisibleWidth(const std::string& s);
+
+/// One diagnosis for people: "error  graph.static-batch  message\n  at: ...\n  cause: ...\n  fix: ...".
+std::string RenderDiagnosis(const Diagnosis& diagnosis, const Style& style);
+
+}  // namespace ortkit::cli
