@@ -16,5 +16,6 @@ enum ExitCode : int {
 
 void RegisterInspect(CLI::App& app, int& exit_code);
 void RegisterCheck(CLI::App& app, int& exit_code);
+void RegisterExplain(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

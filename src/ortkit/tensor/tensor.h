@@ -1,0 +1,157 @@
+#pragma once
+// Tensors in memory: a dense, C-ordered array of one element type, or an array of strings.
+// The element buffer is 64-byte aligned and owned by the tensor; copies are explicit (Clone).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ortkit/core/result.h"
+
+namespace ortkit {
+
+/// Element types. The numeric values are ONNX's TensorProto.DataType (and so ONNX Runtime's
+/// ONNXTensorElementDataType), which lets files and the runtime share them without tables.
+enum class DataType : int {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kBFloat16 = 16,
+};
+
+struct DataTypeInfo {
+  DataType type;
+  std::string_view name;         ///< "float32": numpy's name, used in every output
+  std::string_view protocol;     ///< "FP32": the Open Inference Protocol's name
+  std::string_view numpy_descr;  ///< "<f4": .npy header descr (empty for strings)
+  int size;                      ///< bytes per element; 0 for strings
+  bool is_float;
+  bool is_signed;
+};
+
+/// nullptr for types ortkit does not handle (complex, float8, 4-bit).
+const DataTypeInfo* FindDataType(DataType type);
+const DataTypeInfo* FindDataTypeByName(std::string_view name);      ///< "float32", also "float", "int"
+const DataTypeInfo* FindDataTypeByNumpy(std::string_view descr);    ///< "<f4", "|b1", "<i8"
+const DataTypeInfo* FindDataTypeByProtocol(std::string_view name);  ///< "FP32"
+std::string_view DataTypeName(DataType type);                       ///< "float32", or "type N"
+std::vector<const DataTypeInfo*> AllDataTypes();
+
+/// Number of elements for `shape`; fails on negative dimensions or overflow.
+Result<std::int64_t> ElementCountOf(std::span<const std::int64_t> shape);
+
+/// "[2, 3, 224, 224]" (a scalar is "[]").
+std::string ShapeToString(std::span<const std::int64_t> shape);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates an uninitialised tensor. Fails for bad shapes or unsupported types.
+  static Result<Tensor> Allocate(DataType type, std::vector<std::int64_t> shape);
+  /// Allocates and zero-fills (empty strings for kString).
+  static Result<Tensor> Zeros(DataType type, std::vector<std::int64_t> shape);
+  /// Copies `values` into a new tensor of matching element type.
+  template <typename T>
+  static Result<Tensor> FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values);
+  static Result<Tensor> FromStrings(std::vector<std::int64_t> shape, std::vector<std::string> values);
+
+  Tensor(Tensor&&) noexcept = default;
+  Tensor& operator=(Tensor&&) noexcept = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  Tensor Clone() const;
+
+  DataType type() const { return type_; }
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  std::int64_t element_count() const { return count_; }
+  std::size_t byte_size() const;  ///< 0 for strings
+  bool is_string() const { return type_ == DataType::kString; }
+
+  std::byte* data() { return buffer_.get(); }
+  const std::byte* data() const { return buffer_.get(); }
+  template <typename T>
+  std::span<T> values() { return {reinterpret_cast<T*>(buffer_.get()), static_cast<std::size_t>(count_)}; }
+  template <typename T>
+  std::span<const T> values() const { return {reinterpret_cast<const T*>(buffer_.get()), static_cast<std::size_t>(count_)}; }
+  std::vector<std::string>& strings() { return strings_; }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+  /// Element `i` converted to double (float16/bfloat16 decoded; bool as 0/1). Not for strings.
+  double AsDouble(std::int64_t i) const;
+  /// Stores `value` at `i`, converted to the element type (rounded for integers).
+  void SetFromDouble(std::int64_t i, double value);
+
+  /// Rows [begin, end) along the first axis, copied. Fails for scalars or a bad range.
+  Result<Tensor> SliceRows(std::int64_t begin, std::int64_t end) const;
+  /// Same data, new shape with the same element count.
+  Status Reshape(std::vector<std::int64_t> shape);
+
+  /// "float32[2, 3]"
+  std::string Describe() const;
+
+ private:
+  struct AlignedFree {
+    void operator()(std::byte* p) const;
+  };
+  DataType type_ = DataType::kUndefined;
+  std::vector<std::int64_t> shape_;
+  std::int64_t count_ = 0;
+  std::unique_ptr<std::byte[], AlignedFree> buffer_;
+  std::vector<std::string> strings_;
+};
+
+/// A tensor with the graph input or output name it belongs to.
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+/// IEEE half and bfloat16 conversions.
+float HalfToFloat(std::uint16_t h);
+std::uint16_t FloatToHalf(float f);
+float BFloat16ToFloat(std::uint16_t b);
+std::uint16_t FloatToBFloat16(float f);
+
+/// The DataType for a C++ element type.
+template <typename T>
+constexpr DataType DataTypeOf();
+template <> constexpr DataType DataTypeOf<float>() { return DataType::kFloat32; }
+template <> constexpr DataType DataTypeOf<double>() { return DataType::kFloat64; }
+template <> constexpr DataType DataTypeOf<std::int8_t>() { return DataType::kInt8; }
+template <> constexpr DataType DataTypeOf<std::int16_t>() { return DataType::kInt16; }
+template <> constexpr DataType DataTypeOf<std::int32_t>() { return DataType::kInt32; }
+template <> constexpr DataType DataTypeOf<std::int64_t>() { return DataType::kInt64; }
+template <> constexpr DataType DataTypeOf<std::uint8_t>() { return DataType::kUInt8; }
+template <> constexpr DataType DataTypeOf<std::uint16_t>() { return DataType::kUInt16; }
+template <> constexpr DataType DataTypeOf<std::uint32_t>() { return DataType::kUInt32; }
+template <> constexpr DataType DataTypeOf<std::uint64_t>() { return DataType::kUInt64; }
+template <> constexpr DataType DataTypeOf<bool>() { return DataType::kBool; }
+
+template <typename T>
+Result<Tensor> Tensor::FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values) {
+  ORTKIT_ASSIGN_OR_RETURN(Tensor t, Allocate(DataTypeOf<T>(), std::move(shape)));
+  if (static_cast<std::int64_t>(values.size()) != t.element_count()) {
+    return MakeError(ErrorKind::kInvalidArgument, "FromVector: " + std::to_string(values.size()) +
+                                                      " values for shape " + ShapeToString(t.shape()));
+  }
+  auto out = t.values<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+}  // namespace ortkit

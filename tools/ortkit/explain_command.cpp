@@ -1,0 +1,83 @@
+// ortkit explain [CODE...]: what a diagnosis code means, its usual cause and fix.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "ortkit/diagnose/catalogue.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+struct ExplainFlags {
+  std::vector<std::string> codes;
+  std::string format = "text";
+};
+
+std::string Markdown(const CodeInfo& info) {
+  return fmt::format("### `{}`\n\n**{}** — {}.\n\n- **Cause:** {}\n- **Fix:** {}\n\n", info.code, ToString(info.severity),
+                     info.title, info.cause, info.fix);
+}
+
+int Run(const ExplainFlags& flags) {
+  std::vector<const CodeInfo*> selected;
+  if (flags.codes.empty()) {
+    for (const auto& info : AllCodes()) selected.push_back(&info);
+  } else {
+    for (const auto& code : flags.codes) {
+      const CodeInfo* info = FindCode(code);
+      if (info == nullptr) {
+        std::fprintf(stderr, "ortkit explain: unknown diagnosis code '%s' (run `ortkit explain` for the list)\n", code.c_str());
+        return kExitUsage;
+      }
+      selected.push_back(info);
+    }
+  }
+  if (flags.format == "json") {
+    nlohmann::json json = nlohmann::json::array();
+    for (const auto* info : selected) {
+      json.push_back({{"code", info->code}, {"severity", ToString(info->severity)}, {"title", info->title},
+                      {"cause", info->cause}, {"fix", info->fix}});
+    }
+    std::cout << json.dump(2) << "\n";
+    return kExitOk;
+  }
+  if (flags.format == "markdown") {
+    for (const auto* info : selected) std::cout << Markdown(*info);
+    return kExitOk;
+  }
+  const Style style = Style::ForStream(stdout);
+  if (flags.codes.empty()) {
+    Table table({"code", "severity", "meaning"});
+    for (const auto* info : selected) {
+      table.AddRow({std::string(info->code), style.ForSeverity(info->severity, ToString(info->severity)), std::string(info->title)});
+    }
+    std::cout << table.Render(style, "");
+    return kExitOk;
+  }
+  for (const auto* info : selected) {
+    std::cout << fmt::format("{}  {}\n  {}\n\n  {} {}\n  {} {}\n\n", style.Bold(std::string(info->code)),
+                             style.ForSeverity(info->severity, ToString(info->severity)), info->title,
+                             style.Dim("cause:"), info->cause, style.Dim("fix:  "), info->fix);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterExplain(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ExplainFlags>();
+  CLI::App* cmd = app.add_subcommand("explain", "Explain diagnosis codes: meaning, usual cause and fix (all codes when none is given)");
+  cmd->add_option("codes", flags->codes, "diagnosis codes, e.g. graph.static-batch");
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli
