@@ -1,0 +1,179 @@
+#include "ortkit/runtime/run.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ortkit {
+namespace {
+
+Result<TensorSpec> SpecFromTypeInfo(std::string name, const Ort::TypeInfo& info) {
+  TensorSpec spec;
+  spec.name = std::move(name);
+  if (info.GetONNXType() != ONNX_TYPE_TENSOR) {
+    spec.is_tensor = false;
+    return spec;
+  }
+  auto tensor = info.GetTensorTypeAndShapeInfo();
+  spec.type = static_cast<DataType>(tensor.GetElementType());
+  const std::vector<std::int64_t> shape = tensor.GetShape();
+  std::vector<const char*> symbols(shape.size(), nullptr);
+  tensor.GetSymbolicDimensions(symbols.data(), symbols.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    DimSpec dim;
+    if (shape[i] >= 0) dim.value = shape[i];
+    else if (symbols[i] != nullptr) dim.symbol = symbols[i];
+    spec.dims.push_back(std::move(dim));
+  }
+  return spec;
+}
+
+template <typename GetName, typename GetInfo>
+Result<std::vector<TensorSpec>> Describe(std::size_t count, GetName get_name, GetInfo get_info) {
+  try {
+    Ort::AllocatorWithDefaultOptions allocator;
+    std::vector<TensorSpec> specs;
+    for (std::size_t i = 0; i < count; ++i) {
+      auto name = get_name(i, allocator);
+      ORTKIT_ASSIGN_OR_RETURN(TensorSpec spec, SpecFromTypeInfo(name.get(), get_info(i)));
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  } catch (const Ort::Exception& e) {
+    return MakeError(ErrorKind::kRuntime, std::string("describing the session: ") + e.what());
+  }
+}
+
+Result<Ort::Value> ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory, Ort::AllocatorWithDefaultOptions& allocator) {
+  const auto& shape = tensor.shape();
+  if (tensor.is_string()) {
+    Ort::Value value = Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
+    std::vector<const char*> pointers;
+    pointers.reserve(tensor.strings().size());
+    for (const auto& s : tensor.strings()) pointers.push_back(s.c_str());
+    value.FillStringTensor(pointers.data(), pointers.size());
+    return value;
+  }
+  // The runtime reads the tensor's own buffer: no copy. It must outlive the Run call.
+  return Ort::Value::CreateTensor(memory, const_cast<std::byte*>(tensor.data()), tensor.byte_size(), shape.data(),
+                                  shape.size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
+}
+
+Result<Tensor> FromOrtValue(const Ort::Value& value, const std::string& name) {
+  if (!value.IsTensor()) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("output '{}' is not a tensor (sequence, map or optional outputs are not supported)", name));
+  }
+  auto info = value.GetTensorTypeAndShapeInfo();
+  const auto type = static_cast<DataType>(info.GetElementType());
+  ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(type, info.GetShape()));
+  if (type == DataType::kString) {
+    for (std::size_t i = 0; i < static_cast<std::size_t>(tensor.element_count()); ++i) {
+      tensor.strings()[i] = value.GetStringTensorElement(i);
+    }
+  } else if (tensor.byte_size() > 0) {
+    std::memcpy(tensor.data(), value.GetTensorRawData(), tensor.byte_size());
+  }
+  return tensor;
+}
+
+}  // namespace
+
+std::string DimSpec::ToString() const {
+  if (fixed()) return std::to_string(value);
+  return symbol.empty() ? "?" : symbol;
+}
+
+std::string TensorSpec::Describe() const {
+  if (!is_tensor) return "(non-tensor)";
+  std::vector<std::string> parts;
+  for (const auto& d : dims) parts.push_back(d.ToString());
+  return fmt::format("{}[{}]", DataTypeName(type), fmt::join(parts, ", "));
+}
+
+Result<std::vector<TensorSpec>> DescribeInputs(Session& session) {
+  auto& s = session.ort();
+  return Describe(
+      s.GetInputCount(), [&](std::size_t i, auto& a) { return s.GetInputNameAllocated(i, a); },
+      [&](std::size_t i) { return s.GetInputTypeInfo(i); });
+}
+
+Result<std::vector<TensorSpec>> DescribeOutputs(Session& session) {
+  auto& s = session.ort();
+  return Describe(
+      s.GetOutputCount(), [&](std::size_t i, auto& a) { return s.GetOutputNameAllocated(i, a); },
+      [&](std::size_t i) { return s.GetOutputTypeInfo(i); });
+}
+
+Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<TensorSpec>& specs) {
+  for (const auto& in : inputs) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == in.name; });
+    if (spec == specs.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : specs) names.push_back(s.name);
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("the model has no input named '{}'; its inputs are: {}", in.name, fmt::join(names, ", ")));
+    }
+    if (!spec->is_tensor) continue;
+    if (spec->type != in.tensor.type()) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}' is {} but the model expects {}", in.name,
+                                                                in.tensor.Describe(), spec->Describe()));
+    }
+    if (spec->dims.size() != in.tensor.shape().size()) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}' has rank {} ({}) but the model expects rank {} ({})", in.name,
+                                   in.tensor.shape().size(), in.tensor.Describe(), spec->dims.size(), spec->Describe()));
+    }
+    for (std::size_t d = 0; d < spec->dims.size(); ++d) {
+      if (spec->dims[d].fixed() && spec->dims[d].value != in.tensor.shape()[d]) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("input '{}' dimension {} is {} but the model fixes it to {} (model expects {}, got {})",
+                                     in.name, d, in.tensor.shape()[d], spec->dims[d].value, spec->Describe(), in.tensor.Describe()));
+      }
+    }
+  }
+  for (const auto& spec : specs) {
+    if (std::none_of(inputs.begin(), inputs.end(), [&](const NamedTensor& t) { return t.name == spec.name; })) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}' ({}) is missing", spec.name, spec.Describe()));
+    }
+  }
+  return OkStatus();
+}
+
+Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& request) {
+  ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
+  ORTKIT_RETURN_IF_ERROR(CheckInputs(request.inputs, input_specs));
+  std::vector<std::string> output_names = request.output_names;
+  if (output_names.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
+    for (auto& s : output_specs) output_names.push_back(std::move(s.name));
+  }
+  try {
+    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::AllocatorWithDefaultOptions allocator;
+    std::vector<Ort::Value> values;
+    std::vector<const char*> input_names;
+    for (const auto& in : request.inputs) {
+      ORTKIT_ASSIGN_OR_RETURN(Ort::Value v, ToOrtValue(in.tensor, memory, allocator));
+      values.push_back(std::move(v));
+      input_names.push_back(in.name.c_str());
+    }
+    std::vector<const char*> output_pointers;
+    for (const auto& n : output_names) output_pointers.push_back(n.c_str());
+    auto outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
+                                     output_pointers.data(), output_pointers.size());
+    std::vector<NamedTensor> result;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      ORTKIT_ASSIGN_OR_RETURN(Tensor t, FromOrtValue(outputs[i], output_names[i]));
+      result.push_back({output_names[i], std::move(t)});
+    }
+    return result;
+  } catch (const Ort::Exception& e) {
+    return MakeError(ErrorKind::kRuntime, e.what());
+  } catch (const std::exception& e) {
+    return MakeError(ErrorKind::kRuntime, e.what());
+  }
+}
+
+}  // namespace ortkit

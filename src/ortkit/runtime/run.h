@@ -1,0 +1,54 @@
+#pragma once
+// Running a session on ortkit Tensors, and describing its inputs and outputs.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/tensor.h"
+
+namespace ortkit {
+
+/// One dimension as a session declares it: a fixed size, or symbolic (named or not).
+struct DimSpec {
+  std::int64_t value = -1;  ///< >= 0 when fixed
+  std::string symbol;       ///< the dim_param name when symbolic; empty when unnamed
+
+  bool fixed() const { return value >= 0; }
+  /// "4", "batch" or "?"
+  std::string ToString() const;
+};
+
+/// A session input or output.
+struct TensorSpec {
+  std::string name;
+  bool is_tensor = true;  ///< false for sequences, maps, optionals
+  DataType type = DataType::kUndefined;
+  std::vector<DimSpec> dims;
+
+  /// "float32[batch, 3, 224, 224]"
+  std::string Describe() const;
+};
+
+Result<std::vector<TensorSpec>> DescribeInputs(Session& session);
+Result<std::vector<TensorSpec>> DescribeOutputs(Session& session);
+
+struct RunRequest {
+  std::span<const NamedTensor> inputs;
+  std::vector<std::string> output_names;  ///< empty: every output of the session
+};
+
+/// Runs once and copies the outputs into Tensors. Checks the inputs against the session's
+/// declaration first (names, element types, ranks, fixed dimensions) so the error names the
+/// input; runtime failures come back as kRuntime errors carrying the runtime's message.
+/// Thread-safe: many threads may Run one Session.
+Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& request);
+
+/// Checks `inputs` against `specs`: every declared input present, no unknown names, element
+/// types and ranks equal, fixed dimensions equal. The error names the input and the mismatch.
+Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<TensorSpec>& specs);
+
+}  // namespace ortkit

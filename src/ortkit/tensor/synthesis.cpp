@@ -1,0 +1,247 @@
+#include "ortkit/tensor/synthesis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace ortkit {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool Contains(const std::string& haystack, std::initializer_list<const char*> needles) {
+  const std::string lower = Lower(haystack);
+  return std::any_of(needles.begin(), needles.end(), [&](const char* n) { return lower.find(n) != std::string::npos; });
+}
+
+// Ops through which an input's values reach a consumer unchanged in meaning (indices stay indices).
+bool PassesValuesThrough(const std::string& op) {
+  static const std::set<std::string> kOps = {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
+                                             "Expand", "Transpose", "Slice", "Concat", "Tile", "CastLike"};
+  return kOps.count(op) > 0;
+}
+
+bool IsComparison(const std::string& op) {
+  return op == "Equal" || op == "Greater" || op == "Less" || op == "GreaterOrEqual" || op == "LessOrEqual";
+}
+
+double FirstValue(const onnx::TensorProto& t) {
+  if (t.float_data_size() > 0) return t.float_data(0);
+  if (t.int64_data_size() > 0) return static_cast<double>(t.int64_data(0));
+  if (t.int32_data_size() > 0) return t.int32_data(0);
+  if (t.double_data_size() > 0) return t.double_data(0);
+  const std::string& raw = t.raw_data();
+  auto read = [&](auto sample) -> double {
+    using T = decltype(sample);
+    if (raw.size() < sizeof(T)) return 0;
+    T v;
+    std::memcpy(&v, raw.data(), sizeof(T));
+    return static_cast<double>(v);
+  };
+  switch (t.data_type()) {
+    case onnx::TensorProto::FLOAT: return read(float{});
+    case onnx::TensorProto::DOUBLE: return read(double{});
+    case onnx::TensorProto::INT64: return read(std::int64_t{});
+    case onnx::TensorProto::INT32: return read(std::int32_t{});
+    case onnx::TensorProto::BOOL: case onnx::TensorProto::UINT8: return read(std::uint8_t{});
+    case onnx::TensorProto::INT8: return read(std::int8_t{});
+    default: return 0;
+  }
+}
+
+struct Use {
+  const onnx::NodeProto* node;
+  int input_index;
+};
+
+}  // namespace
+
+std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model) {
+  const auto& graph = model.graph();
+  std::unordered_map<std::string, const onnx::TensorProto*> constants;
+  for (const auto& init : graph.initializer()) constants[init.name()] = &init;
+  std::unordered_map<std::string, std::vector<Use>> uses;
+  for (const auto& node : graph.node()) {
+    if (node.op_type() == "Constant" && node.output_size() == 1) {
+      for (const auto& attr : node.attribute()) {
+        if (attr.name() == "value" && attr.has_t()) constants[node.output(0)] = &attr.t();
+      }
+    }
+    for (int i = 0; i < node.input_size(); ++i) uses[node.input(i)].push_back({&node, i});
+  }
+
+  std::map<std::string, ValueHint> hints;
+  for (const auto& input : graph.input()) {
+    if (constants.count(input.name())) continue;
+    ValueHint hint;
+    std::int64_t limit = -1;
+    double choice = 0;
+    bool has_choice = false;
+    std::string table;
+    // Breadth-first over values derived from the input without changing meaning; bounded.
+    std::vector<std::string> frontier = {input.name()};
+    std::set<std::string> seen = {input.name()};
+    for (std::size_t k = 0; k < frontier.size() && k < 256; ++k) {
+      for (const Use& use : uses[frontier[k]]) {
+        const auto& node = *use.node;
+        if (node.op_type() == "Gather" && use.input_index == 1 && node.input_size() > 0) {
+          auto it = constants.find(node.input(0));
+          if (it != constants.end() && it->second->dims_size() > 0) {
+            std::int64_t axis = 0;
+            for (const auto& a : node.attribute()) {
+              if (a.name() == "axis") axis = a.i();
+            }
+            if (axis < 0) axis += it->second->dims_size();
+            if (axis >= 0 && axis < it->second->dims_size()) {
+              const std::int64_t rows = it->second->dims(static_cast<int>(axis));
+              if (rows > 0 && (limit < 0 || rows < limit)) {
+                limit = rows;
+                table = node.input(0);
+              }
+            }
+          }
+        } else if (IsComparison(node.op_type()) && node.input_size() == 2) {
+          auto it = constants.find(node.input(1 - use.input_index));
+          if (it != constants.end() && !has_choice) {
+            has_choice = true;
+            choice = FirstValue(*it->second);
+          }
+        } else if (PassesValuesThrough(node.op_type()) && use.input_index == 0) {
+          for (const auto& out : node.output()) {
+            if (seen.insert(out).second) frontier.push_back(out);
+          }
+        }
+      }
+    }
+    if (limit > 0) {
+      hint.kind = ValueHint::Kind::kIndices;
+      hint.index_limit = limit;
+      hint.reason = fmt::format("indices into '{}' ({} rows)", table, limit);
+    } else if (has_choice) {
+      hint.kind = ValueHint::Kind::kChoice;
+      hint.choice = choice;
+      hint.reason = fmt::format("compared against the constant {}", choice);
+    } else if (Contains(input.name(), {"mask"})) {
+      hint.kind = ValueHint::Kind::kOnes;
+      hint.reason = "a mask: all ones";
+    } else {
+      continue;
+    }
+    hints[input.name()] = hint;
+  }
+  return hints;
+}
+
+std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis) {
+  if (Contains(symbol, {"batch", "bs"}) || symbol == "N" || symbol == "n" || (symbol.empty() && axis == 0)) return 1;
+  if (Contains(symbol, {"seq", "len", "token", "time", "step", "sentence", "frames"})) return 16;
+  if (Contains(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w") return 32;
+  return 4;
+}
+
+Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs) {
+  std::set<std::string> symbols;
+  for (const auto& spec : inputs) {
+    for (const auto& d : spec.dims) {
+      if (!d.fixed() && !d.symbol.empty()) symbols.insert(d.symbol);
+    }
+  }
+  for (const auto& [name, value] : plan.dims) {
+    if (!symbols.count(name)) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       symbols.empty() ? fmt::format("--dim {}={}: the model has no symbolic input dimensions", name, value)
+                                       : fmt::format("--dim {}={}: no input has a dimension named '{}'; symbolic dimensions: {}",
+                                                     name, value, name, fmt::join(symbols, ", ")));
+    }
+    if (value < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}={}: sizes must be >= 0", name, value));
+  }
+  for (const auto& [name, shape] : plan.shapes) {
+    auto spec = std::find_if(inputs.begin(), inputs.end(), [&](const TensorSpec& s) { return s.name == name; });
+    if (spec == inputs.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : inputs) names.push_back(s.name);
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--shape {}: the model has no input named '{}'; inputs: {}", name, name, fmt::join(names, ", ")));
+    }
+    if (spec->dims.size() != shape.size()) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}={}: the input has rank {} ({})", name,
+                                                                ShapeToString(shape), spec->dims.size(), spec->Describe()));
+    }
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}: negative dimension", name));
+      if (spec->dims[i].fixed() && spec->dims[i].value != shape[i]) {
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}={}: dimension {} is fixed to {} ({})", name,
+                                                                  ShapeToString(shape), i, spec->dims[i].value, spec->Describe()));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const InputPlan& plan) {
+  if (auto it = plan.shapes.find(spec.name); it != plan.shapes.end()) return it->second;
+  std::vector<std::int64_t> shape;
+  for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+    const DimSpec& d = spec.dims[i];
+    if (d.fixed()) {
+      shape.push_back(d.value);
+    } else if (auto it = plan.dims.find(d.symbol); !d.symbol.empty() && it != plan.dims.end()) {
+      shape.push_back(it->second);
+    } else {
+      shape.push_back(DefaultDimSize(d.symbol, i));
+    }
+  }
+  return shape;
+}
+
+Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
+                                                  const std::map<std::string, ValueHint>& hints, const InputPlan& plan) {
+  std::vector<NamedTensor> out;
+  for (const auto& spec : specs) {
+    if (!spec.is_tensor) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}' is not a tensor (sequence/map/optional); give it with --input", spec.name));
+    }
+    ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
+    ORTKIT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(spec.type, shape));
+    std::mt19937_64 rng(plan.seed * 1000003u + std::hash<std::string>{}(spec.name));
+    const ValueHint hint = hints.count(spec.name) ? hints.at(spec.name) : ValueHint{};
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (t.is_string()) {
+      for (auto& s : t.strings()) s = "ortkit";
+    } else {
+      std::normal_distribution<double> normal(0.0, 1.0);
+      std::uniform_int_distribution<std::int64_t> small(0, 3);
+      std::bernoulli_distribution coin(0.5);
+      std::uniform_int_distribution<std::int64_t> index(0, std::max<std::int64_t>(0, hint.index_limit - 1));
+      for (std::int64_t i = 0; i < t.element_count(); ++i) {
+        double v;
+        switch (hint.kind) {
+          case ValueHint::Kind::kIndices: v = static_cast<double>(index(rng)); break;
+          case ValueHint::Kind::kOnes: v = 1; break;
+          case ValueHint::Kind::kChoice: v = hint.choice; break;
+          case ValueHint::Kind::kNormal:
+          default:
+            if (spec.type == DataType::kBool) v = coin(rng) ? 1 : 0;
+            else if (info->is_float) v = normal(rng);
+            else v = static_cast<double>(small(rng));
+        }
+        t.SetFromDouble(i, v);
+      }
+    }
+    out.push_back({spec.name, std::move(t)});
+  }
+  return out;
+}
+
+}  // namespace ortkit

@@ -1,0 +1,53 @@
+#pragma once
+// Inputs made up when the user gives none: shapes from --dim / --shape, values fit for each input
+// (floats from a seeded normal, embedding indices inside their table, masks of ones, control
+// scalars set to a value an If compares against). Never an input that makes the runtime read out
+// of bounds.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/tensor.h"
+
+namespace ortkit {
+
+/// How to size and fill synthesised inputs.
+struct InputPlan {
+  std::map<std::string, std::int64_t> dims;                 ///< symbolic name -> size (--dim batch=4)
+  std::map<std::string, std::vector<std::int64_t>> shapes;  ///< input name -> full shape (--shape x=1x3x8x8)
+  std::uint64_t seed = 0;
+};
+
+/// What values an input should hold, learned from how the graph uses it.
+struct ValueHint {
+  enum class Kind { kNormal, kIndices, kOnes, kChoice } kind = Kind::kNormal;
+  std::int64_t index_limit = 0;  ///< kIndices: values in [0, index_limit)
+  double choice = 0;             ///< kChoice: the constant an If condition compares against
+  std::string reason;            ///< "indices into 'embeddings.weight' (30522 rows)"
+};
+
+/// Hints for graph inputs, by input name; inputs without a hint get kNormal.
+std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model);
+
+/// The size a symbolic dimension gets when the plan does not name it: 1 for batch-like names,
+/// 16 for sequence-like names, 32 for spatial names, 4 otherwise.
+std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis);
+
+/// Checks the plan against the model: every --dim names a symbolic dimension of some input and
+/// every --shape names an input with a matching rank and fixed dimensions. Errors name the flag.
+Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs);
+
+/// The concrete shape of `spec` under `plan`.
+Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const InputPlan& plan);
+
+/// One tensor per input in `specs`, filled according to `hints`. Deterministic for a given seed.
+Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
+                                                  const std::map<std::string, ValueHint>& hints, const InputPlan& plan);
+
+}  // namespace ortkit

@@ -1,0 +1,106 @@
+#include "ortkit/tensor/synthesis.h"
+
+#include <gtest/gtest.h>
+
+#include "ortkit/runtime/run.h"
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+// An embedding lookup with a 5-row table, a mask, and an If whose condition compares a scalar.
+constexpr const char* kEmbedding = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (int64[batch, seq] input_ids, int64[batch, seq] attention_mask, int64 mode) => (float[batch, seq, 3] y, float[batch, seq] m) {
+    table = Constant <value = float[5, 3] {0,1,2, 3,4,5, 6,7,8, 9,10,11, 12,13,14}> ()
+    emb = Gather (table, input_ids)
+    two = Constant <value = int64 {2}> ()
+    is_two = Equal (mode, two)
+    y = If (is_two) <
+      then_branch = g1 () => (float[batch, seq, 3] a) { a = Identity (emb) },
+      else_branch = g2 () => (float[batch, seq, 3] b) { b = Neg (emb) }
+    >
+    m = Cast <to = 1> (attention_mask)
+  }
+)";
+
+class SynthesisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime_ = std::move(Runtime::Create().value());
+    model_ = testing::ParseModelText(kEmbedding);
+    path_ = dir_.WriteModel("embedding.onnx", model_);
+    auto session = Session::Create(*runtime_, path_, SessionConfig{});
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    session_ = std::move(session).value();
+    specs_ = DescribeInputs(*session_).value();
+  }
+  testing::TempDir dir_;
+  std::unique_ptr<Runtime> runtime_;
+  onnx::ModelProto model_;
+  std::filesystem::path path_;
+  std::unique_ptr<Session> session_;
+  std::vector<TensorSpec> specs_;
+};
+
+TEST_F(SynthesisTest, HintsFollowTheGraph) {
+  auto hints = AnalyzeInputValues(model_);
+  ASSERT_TRUE(hints.count("input_ids"));
+  EXPECT_EQ(hints["input_ids"].kind, ValueHint::Kind::kIndices);
+  EXPECT_EQ(hints["input_ids"].index_limit, 5);
+  EXPECT_EQ(hints["attention_mask"].kind, ValueHint::Kind::kOnes);
+  EXPECT_EQ(hints["mode"].kind, ValueHint::Kind::kChoice);
+  EXPECT_EQ(hints["mode"].choice, 2);
+}
+
+TEST_F(SynthesisTest, SynthesisedInputsRunAndStayInRange) {
+  InputPlan plan;
+  plan.dims = {{"batch", 3}, {"seq", 50}};
+  ASSERT_TRUE(ValidatePlan(plan, specs_).ok());
+  auto inputs = SynthesizeInputs(specs_, AnalyzeInputValues(model_), plan);
+  ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+  const Tensor& ids = (*inputs)[0].tensor;
+  EXPECT_EQ(ids.shape(), (std::vector<std::int64_t>{3, 50}));
+  for (auto v : ids.values<std::int64_t>()) ASSERT_TRUE(v >= 0 && v < 5) << v;
+  auto outputs = RunSession(*session_, RunRequest{*inputs, {}});
+  ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+  // mode == 2 takes the then-branch: y is the embedding itself (non-negative table values).
+  for (float v : (*outputs)[0].tensor.values<float>()) ASSERT_GE(v, 0);
+  for (float v : (*outputs)[1].tensor.values<float>()) ASSERT_EQ(v, 1);
+}
+
+TEST_F(SynthesisTest, SameSeedSameInputs) {
+  InputPlan plan;
+  auto a = SynthesizeInputs(specs_, AnalyzeInputValues(model_), plan).value();
+  auto b = SynthesizeInputs(specs_, AnalyzeInputValues(model_), plan).value();
+  EXPECT_EQ(std::vector<std::int64_t>(a[0].tensor.values<std::int64_t>().begin(), a[0].tensor.values<std::int64_t>().end()),
+            std::vector<std::int64_t>(b[0].tensor.values<std::int64_t>().begin(), b[0].tensor.values<std::int64_t>().end()));
+}
+
+TEST_F(SynthesisTest, PlanErrorsNameTheFlag) {
+  InputPlan plan;
+  plan.dims = {{"sequence", 4}};
+  auto status = ValidatePlan(plan, specs_);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("--dim sequence=4"), std::string::npos);
+  EXPECT_NE(status.error().message.find("batch, seq"), std::string::npos) << status.error().message;
+  plan.dims.clear();
+  plan.shapes = {{"input_ids", {2}}};
+  EXPECT_FALSE(ValidatePlan(plan, specs_).ok());
+}
+
+TEST_F(SynthesisTest, RunNamesTheInputOnMismatch) {
+  auto inputs = SynthesizeInputs(specs_, AnalyzeInputValues(model_), InputPlan{}).value();
+  inputs[0].tensor = Tensor::Zeros(DataType::kFloat32, {1, 16}).value();
+  auto outputs = RunSession(*session_, RunRequest{inputs, {}});
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_NE(outputs.error().message.find("input 'input_ids' is float32[1, 16] but the model expects int64[batch, seq]"),
+            std::string::npos)
+      << outputs.error().message;
+  inputs.pop_back();
+  outputs = RunSession(*session_, RunRequest{inputs, {}});
+  ASSERT_FALSE(outputs.ok());
+}
+
+}  // namespace
+}  // namespace ortkit
