@@ -1,0 +1,188 @@
+#include "ortkit/validate/compare.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace ortkit {
+
+Tolerance DefaultTolerance(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return {1e-5, 1e-3};
+    case DataType::kFloat16: return {1e-3, 1e-2};
+    case DataType::kBFloat16: return {1e-2, 2e-2};
+    case DataType::kFloat64: return {1e-8, 1e-6};
+    default: return {0, 0};
+  }
+}
+
+Tolerance ToleranceRules::For(const std::string& output, DataType type) const {
+  if (auto it = per_output.find(output); it != per_output.end()) return it->second;
+  Tolerance t = DefaultTolerance(type);
+  if (atol) t.atol = *atol;
+  if (rtol) t.rtol = *rtol;
+  return t;
+}
+
+OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual, Tolerance tolerance) {
+  OutputComparison c;
+  c.name = name;
+  c.expected_desc = expected.Describe();
+  c.actual_desc = actual.Describe();
+  c.tolerance = tolerance;
+  c.type_match = expected.type() == actual.type();
+  c.shape_match = expected.shape() == actual.shape();
+  if (!c.type_match) {
+    c.passed = false;
+    c.problem = fmt::format("element type differs: expected {}, got {}", c.expected_desc, c.actual_desc);
+    return c;
+  }
+  if (!c.shape_match) {
+    c.passed = false;
+    c.problem = fmt::format("shape differs: expected {}, got {}", c.expected_desc, c.actual_desc);
+    return c;
+  }
+  c.elements = expected.element_count();
+  if (expected.is_string()) {
+    for (std::int64_t i = 0; i < c.elements; ++i) {
+      if (expected.strings()[i] != actual.strings()[i]) {
+        if (c.mismatches++ == 0) c.worst_index = i;
+      }
+    }
+  } else {
+    double sum_abs = 0;
+    double worst_excess = -1;
+    for (std::int64_t i = 0; i < c.elements; ++i) {
+      const double e = expected.AsDouble(i);
+      const double a = actual.AsDouble(i);
+      bool bad = false;
+      double abs_error = 0;
+      if (std::isnan(e) || std::isnan(a)) {
+        if (std::isnan(e) != std::isnan(a)) {
+          bad = true;
+          (std::isnan(a) ? c.nan_only_actual : c.nan_only_expected)++;
+        }
+      } else if (std::isinf(e) || std::isinf(a)) {
+        if (e != a) {
+          bad = true;
+          ++c.inf_mismatch;
+        }
+      } else {
+        abs_error = std::fabs(a - e);
+        sum_abs += abs_error;
+        c.max_abs_error = std::max(c.max_abs_error, abs_error);
+        if (e != 0) c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(e));
+        else if (abs_error > 0) c.max_rel_error = std::max(c.max_rel_error, abs_error / std::max(tolerance.atol, 1e-300));
+        bad = abs_error > tolerance.atol + tolerance.rtol * std::fabs(e);
+      }
+      if (bad) {
+        ++c.mismatches;
+        // Worst: NaN/Inf disagreements first, then the largest excess over the tolerance.
+        const double excess = std::isfinite(abs_error) && abs_error > 0
+                                  ? abs_error - (tolerance.atol + tolerance.rtol * std::fabs(e))
+                                  : HUGE_VAL;
+        if (excess > worst_excess) {
+          worst_excess = excess;
+          c.worst_index = i;
+        }
+      }
+    }
+    const std::int64_t finite = c.elements - c.nan_only_actual - c.nan_only_expected - c.inf_mismatch;
+    c.mean_abs_error = finite > 0 ? sum_abs / static_cast<double>(finite) : 0;
+    if (c.worst_index < 0 && c.elements > 0) {
+      // No mismatch: report where the error is largest, for information.
+      double largest = -1;
+      for (std::int64_t i = 0; i < c.elements; ++i) {
+        const double err = std::fabs(actual.AsDouble(i) - expected.AsDouble(i));
+        if (std::isfinite(err) && err > largest) {
+          largest = err;
+          c.worst_index = i;
+        }
+      }
+    }
+    if (c.worst_index >= 0) {
+      c.worst_expected = expected.AsDouble(c.worst_index);
+      c.worst_actual = actual.AsDouble(c.worst_index);
+    }
+  }
+  if (c.worst_index >= 0) {
+    std::int64_t rest = c.worst_index;
+    c.worst_position.assign(expected.shape().size(), 0);
+    for (std::size_t d = expected.shape().size(); d-- > 0;) {
+      const std::int64_t size = expected.shape()[d];
+      if (size > 0) {
+        c.worst_position[d] = rest % size;
+        rest /= size;
+      }
+    }
+  }
+  c.passed = c.mismatches == 0;
+  if (!c.passed) {
+    c.problem = fmt::format("{} of {} elements ({:.3g}%) exceed atol {:g} + rtol {:g} × |expected|", c.mismatches, c.elements,
+                            100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
+                            tolerance.atol, tolerance.rtol);
+    if (c.nan_only_actual > 0) c.problem += fmt::format("; {} NaN only in the run", c.nan_only_actual);
+    if (c.nan_only_expected > 0) c.problem += fmt::format("; {} NaN only in the reference", c.nan_only_expected);
+    if (c.inf_mismatch > 0) c.problem += fmt::format("; {} infinities disagree", c.inf_mismatch);
+  }
+  return c;
+}
+
+nlohmann::json OutputComparison::ToJson() const {
+  nlohmann::json j = {{"name", name},
+                      {"passed", passed},
+                      {"expected", expected_desc},
+                      {"actual", actual_desc},
+                      {"atol", tolerance.atol},
+                      {"rtol", tolerance.rtol},
+                      {"shape_match", shape_match},
+                      {"type_match", type_match},
+                      {"elements", elements},
+                      {"mismatches", mismatches},
+                      {"max_abs_error", max_abs_error},
+                      {"max_rel_error", max_rel_error},
+                      {"mean_abs_error", mean_abs_error},
+                      {"nan_only_actual", nan_only_actual},
+                      {"nan_only_expected", nan_only_expected},
+                      {"inf_mismatch", inf_mismatch}};
+  if (worst_index >= 0) {
+    j["worst"] = {{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
+  }
+  if (!problem.empty()) j["problem"] = problem;
+  return j;
+}
+
+bool ComparisonReport::Passed() const {
+  return missing_in_run.empty() && std::all_of(outputs.begin(), outputs.end(), [](const auto& o) { return o.passed; });
+}
+
+nlohmann::json ComparisonReport::ToJson() const {
+  nlohmann::json j = {{"passed", Passed()}, {"outputs", nlohmann::json::array()}};
+  for (const auto& o : outputs) j["outputs"].push_back(o.ToJson());
+  j["missing_in_run"] = missing_in_run;
+  j["not_in_reference"] = not_in_reference;
+  return j;
+}
+
+ComparisonReport CompareOutputs(std::span<const NamedTensor> expected, std::span<const NamedTensor> actual,
+                                const ToleranceRules& rules) {
+  ComparisonReport report;
+  for (const auto& e : expected) {
+    auto a = std::find_if(actual.begin(), actual.end(), [&](const NamedTensor& t) { return t.name == e.name; });
+    if (a == actual.end()) {
+      report.missing_in_run.push_back(e.name);
+      continue;
+    }
+    report.outputs.push_back(CompareTensors(e.name, e.tensor, a->tensor, rules.For(e.name, e.tensor.type())));
+  }
+  for (const auto& a : actual) {
+    if (std::none_of(expected.begin(), expected.end(), [&](const NamedTensor& t) { return t.name == a.name; })) {
+      report.not_in_reference.push_back(a.name);
+    }
+  }
+  return report;
+}
+
+}  // namespace ortkit

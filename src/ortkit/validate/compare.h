@@ -1,0 +1,77 @@
+#pragma once
+// Comparing a run's outputs with expected values: per-output error statistics against
+// |actual - expected| <= atol + rtol * |expected|.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/tensor/tensor.h"
+
+namespace ortkit {
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+/// Defaults by element type: float32 atol 1e-5 rtol 1e-3; float16 1e-3/1e-2; bfloat16 1e-2/2e-2;
+/// float64 1e-8/1e-6; integers, bool and strings exact.
+Tolerance DefaultTolerance(DataType type);
+
+/// The tolerance for each output: --per-output entries first, then --atol/--rtol, then defaults.
+struct ToleranceRules {
+  std::optional<double> atol;
+  std::optional<double> rtol;
+  std::map<std::string, Tolerance> per_output;
+
+  Tolerance For(const std::string& output, DataType type) const;
+};
+
+struct OutputComparison {
+  std::string name;
+  std::string expected_desc;  ///< "float32[2, 3]"
+  std::string actual_desc;
+  Tolerance tolerance;
+  bool shape_match = true;
+  bool type_match = true;
+  std::int64_t elements = 0;
+  std::int64_t mismatches = 0;  ///< elements outside the tolerance (NaN/Inf disagreements included)
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  double mean_abs_error = 0;
+  std::int64_t nan_only_actual = 0;    ///< NaN in the run where the reference has a number
+  std::int64_t nan_only_expected = 0;
+  std::int64_t inf_mismatch = 0;       ///< an infinity on one side only, or of opposite sign
+  std::int64_t worst_index = -1;       ///< flat index of the worst element, -1 when none
+  std::vector<std::int64_t> worst_position;  ///< the same as a multi-index
+  double worst_expected = 0;
+  double worst_actual = 0;
+  bool passed = true;
+  std::string problem;  ///< a sentence when !passed: shape, type, or how many elements differ
+
+  nlohmann::json ToJson() const;
+};
+
+/// Compares one output. Types must match exactly (a float64 reference for a float32 output is a
+/// type mismatch); shapes must match exactly.
+OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual, Tolerance tolerance);
+
+struct ComparisonReport {
+  std::vector<OutputComparison> outputs;
+  std::vector<std::string> missing_in_run;        ///< reference outputs the model did not produce
+  std::vector<std::string> not_in_reference;      ///< model outputs the reference does not hold
+  bool Passed() const;
+  nlohmann::json ToJson() const;
+};
+
+/// Compares every expected output with the actual output of the same name.
+ComparisonReport CompareOutputs(std::span<const NamedTensor> expected, std::span<const NamedTensor> actual,
+                                const ToleranceRules& rules);
+
+}  // namespace ortkit

@@ -1,0 +1,71 @@
+#include "ortkit/validate/compare.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace ortkit {
+namespace {
+
+Tensor F32(std::vector<std::int64_t> shape, std::vector<float> v) { return Tensor::FromVector<float>(shape, v).value(); }
+
+TEST(CompareTensors, WithinTolerancePasses) {
+  auto c = CompareTensors("y", F32({2, 2}, {1, 2, 3, 4}), F32({2, 2}, {1, 2.0001f, 3, 4}), {1e-5, 1e-3});
+  EXPECT_TRUE(c.passed) << c.problem;
+  EXPECT_NEAR(c.max_abs_error, 1e-4, 1e-6);
+  EXPECT_EQ(c.worst_position, (std::vector<std::int64_t>{0, 1}));
+}
+
+TEST(CompareTensors, ReportsWorstElementAndCounts) {
+  auto c = CompareTensors("y", F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({2, 3}, {1, 2, 3, 4, 5.5f, 6.1f}), {1e-5, 1e-3});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 2);
+  EXPECT_EQ(c.worst_position, (std::vector<std::int64_t>{1, 1}));
+  EXPECT_FLOAT_EQ(c.worst_expected, 5);
+  EXPECT_FLOAT_EQ(c.worst_actual, 5.5);
+  EXPECT_NE(c.problem.find("2 of 6 elements"), std::string::npos) << c.problem;
+}
+
+TEST(CompareTensors, NanOnOneSideOnlyFails) {
+  auto c = CompareTensors("y", F32({3}, {1, NAN, 3}), F32({3}, {NAN, NAN, 3}), {1e-5, 1e-3});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.nan_only_actual, 1);
+  EXPECT_EQ(c.nan_only_expected, 0);
+  EXPECT_EQ(c.worst_position, (std::vector<std::int64_t>{0}));
+  auto inf = CompareTensors("y", F32({2}, {INFINITY, 1}), F32({2}, {-INFINITY, 1}), {1e-5, 1e-3});
+  EXPECT_EQ(inf.inf_mismatch, 1);
+}
+
+TEST(CompareTensors, ShapeAndTypeMismatchesAreNamed) {
+  auto shape = CompareTensors("y", F32({2, 2}, {1, 2, 3, 4}), F32({4}, {1, 2, 3, 4}), {});
+  EXPECT_FALSE(shape.passed);
+  EXPECT_EQ(shape.problem, "shape differs: expected float32[2, 2], got float32[4]");
+  auto type = CompareTensors("y", Tensor::FromVector<double>({1}, {1}).value(), F32({1}, {1}), {});
+  EXPECT_FALSE(type.type_match);
+}
+
+TEST(CompareOutputs, MissingAndExtraOutputs) {
+  std::vector<NamedTensor> expected;
+  expected.push_back({"a", F32({1}, {1})});
+  expected.push_back({"b", F32({1}, {1})});
+  std::vector<NamedTensor> actual;
+  actual.push_back({"a", F32({1}, {1})});
+  actual.push_back({"c", F32({1}, {1})});
+  auto report = CompareOutputs(expected, actual, {});
+  EXPECT_FALSE(report.Passed());
+  EXPECT_EQ(report.missing_in_run, std::vector<std::string>{"b"});
+  EXPECT_EQ(report.not_in_reference, std::vector<std::string>{"c"});
+}
+
+TEST(ToleranceRules, PerOutputBeatsGlobalBeatsDefault) {
+  ToleranceRules rules;
+  rules.atol = 0.5;
+  rules.per_output["logits"] = {1, 2};
+  EXPECT_EQ(rules.For("logits", DataType::kFloat32).atol, 1);
+  EXPECT_EQ(rules.For("other", DataType::kFloat32).atol, 0.5);
+  EXPECT_EQ(rules.For("other", DataType::kFloat32).rtol, 1e-3);
+  EXPECT_EQ(rules.For("ids", DataType::kInt64).rtol, 0);
+}
+
+}  // namespace
+}  // namespace ortkit
