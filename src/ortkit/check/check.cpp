@@ -8,6 +8,7 @@
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/capabilities.h"
 #include "ortkit/runtime/runtime.h"
 
 namespace ortkit {
@@ -113,6 +114,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   report.layers.push_back(FromOutcome("checker", RunChecker(*model.proto)));
 
   LintOptions lint;
+  if (runtime != nullptr) lint.max_supported_opset = ProbeMaxSupportedOpset(*runtime);
   std::vector<Diagnosis> rules = LintModel(*model.proto, lint);  // before inference: on the model as exported
   report.layers.push_back(FromOutcome("shape-inference", RunShapeInference(*model.proto)));
   report.layers.push_back(Finish("rules", std::move(rules)));
