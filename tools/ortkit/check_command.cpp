@@ -37,7 +37,9 @@ void PrintText(const CheckReport& report, const Style& style) {
       case LayerReport::State::kPassed:
         state = layer.diagnoses.empty() ? style.Green("ok") : style.Green("ok") + style.Dim(fmt::format(" ({} note{})", layer.diagnoses.size(), layer.diagnoses.size() == 1 ? "" : "s"));
         break;
-      case LayerReport::State::kFailed: state = style.Red("FAILED"); break;
+      case LayerReport::State::kFailed:
+        state = style.Red("FAILED") + (layer.note.empty() ? "" : style.Dim(": " + layer.note));
+        break;
       case LayerReport::State::kSkipped: state = style.Dim("skipped: " + layer.skipped_reason); break;
     }
     out += fmt::format("{:<22}{}\n", LayerTitle(layer.name), state);
@@ -76,7 +78,7 @@ int Run(CheckFlags& flags) {
   const CheckReport report = RunCheck(runtime.get(), flags.options);
   if (format == Format::kJson) {
     nlohmann::json json = report;
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
   } else {
     PrintText(report, Style::ForStream(stdout));
   }

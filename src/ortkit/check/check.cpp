@@ -1,5 +1,7 @@
 #include "ortkit/check/check.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -133,7 +135,22 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
         diagnoses.push_back(TranslateRuntimeError(session.error().message, where));
       }
     }
-    report.layers.push_back(Finish("runtime", std::move(diagnoses)));
+    // The runtime often refuses for a reason an earlier layer already explained in more
+    // detail (e.g. graph.opset-too-new): keep one finding per code.
+    std::string repeated;
+    std::erase_if(diagnoses, [&](const Diagnosis& d) {
+      const bool seen = std::any_of(report.layers.begin(), report.layers.end(), [&](const LayerReport& layer) {
+        return std::any_of(layer.diagnoses.begin(), layer.diagnoses.end(), [&](const Diagnosis& e) { return e.code == d.code; });
+      });
+      if (seen && d.severity == Severity::kError) repeated += (repeated.empty() ? "" : ", ") + d.code;
+      return seen;
+    });
+    LayerReport runtime_layer = Finish("runtime", std::move(diagnoses));
+    if (!repeated.empty()) {
+      runtime_layer.state = LayerReport::State::kFailed;
+      runtime_layer.note = "ONNX Runtime refuses the model for the reason reported above (" + repeated + ")";
+    }
+    report.layers.push_back(std::move(runtime_layer));
   } else {
     report.layers.push_back(Skipped("runtime", "not requested"));
   }
@@ -143,6 +160,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
 void to_json(nlohmann::json& json, const LayerReport& layer) {
   json = {{"name", layer.name}, {"state", ToString(layer.state)}, {"diagnoses", layer.diagnoses}};
   if (!layer.skipped_reason.empty()) json["skipped_reason"] = layer.skipped_reason;
+  if (!layer.note.empty()) json["note"] = layer.note;
 }
 
 void to_json(nlohmann::json& json, const CheckReport& report) {

@@ -24,6 +24,7 @@ struct LayerReport {
   std::string name;  ///< "file", "external-data", "checker", "shape-inference", "rules", "runtime"
   enum class State { kPassed, kFailed, kSkipped } state = State::kPassed;
   std::string skipped_reason;
+  std::string note;  ///< why a layer failed without a diagnosis of its own
   std::vector<Diagnosis> diagnoses;
 };
 

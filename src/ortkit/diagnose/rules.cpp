@@ -432,6 +432,9 @@ class Findings {
     diagnoses_.push_back(std::move(d));
   }
 
+  /// The last finding added, to make its cause or fix specific; nullptr when none was kept.
+  Diagnosis* Last() { return diagnoses_.empty() ? nullptr : &diagnoses_.back(); }
+
   std::vector<Diagnosis> Take() {
     if (dropped_ > 0) {
       Diagnosis summary = Diagnose(
@@ -466,6 +469,11 @@ void CheckOpsetTooNew(const ModelIndex& index, const LintOptions& options, Findi
   if (options.max_supported_opset <= 0 || opset <= options.max_supported_opset) return;
   findings.Add(fmt::format("the model imports ai.onnx opset {}; the installed ONNX Runtime accepts up to opset {}",
                            opset, options.max_supported_opset));
+  if (Diagnosis* d = findings.Last()) {
+    d->fix = fmt::format("Export with opset {} or lower (torch.onnx.export(..., opset_version={}), tf2onnx --opset {}), "
+                         "or upgrade ONNX Runtime.",
+                         options.max_supported_opset, options.max_supported_opset, options.max_supported_opset);
+  }
 }
 
 // What a session needs to run operators of a non-standard domain. A prefix matches the domain

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -52,15 +53,15 @@ std::vector<std::string_view> KnownProviderNames() {
 Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
   const ProviderInfo* provider = FindProvider(config.provider);
   if (provider == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("unknown execution provider '{}'; known: {}", config.provider,
-                                 fmt::join(KnownProviderNames(), ", ")));
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("unknown execution provider '{}'; known: {}",
+                                                              config.provider, fmt::join(KnownProviderNames(), ", ")));
   }
   const auto available = Runtime::AvailableProviders();
   if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
-    return MakeError(ErrorKind::kUnavailable,
-                     fmt::format("execution provider '{}' ({}) is not available in this ONNX Runtime build {}; available: {}",
-                                 config.provider, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
+    return MakeError(
+        ErrorKind::kUnavailable,
+        fmt::format("execution provider '{}' ({}) is not available in this ONNX Runtime build {}; available: {}",
+                    config.provider, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
   }
   try {
     Ort::SessionOptions options;
@@ -82,7 +83,8 @@ Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
     }
     return options;
   } catch (const Ort::Exception& e) {
-    return MakeError(ErrorKind::kUnavailable, fmt::format("configuring execution provider '{}': {}", config.provider, e.what()));
+    return MakeError(ErrorKind::kUnavailable,
+                     fmt::format("configuring execution provider '{}': {}", config.provider, e.what()));
   }
 }
 
@@ -95,7 +97,8 @@ Result<std::unique_ptr<Session>> Session::Create(Runtime& runtime, const std::fi
   } catch (const Ort::Exception& e) {
     return RuntimeError(fmt::format("loading '{}' on {}", model_path.string(), config.provider), e);
   } catch (const std::exception& e) {
-    return MakeError(ErrorKind::kRuntime, fmt::format("loading '{}' on {}: {}", model_path.string(), config.provider, e.what()));
+    return MakeError(ErrorKind::kRuntime,
+                     fmt::format("loading '{}' on {}: {}", model_path.string(), config.provider, e.what()));
   }
 }
 
@@ -109,6 +112,74 @@ Result<std::unique_ptr<Session>> Session::CreateFromBytes(Runtime& runtime, std:
     return RuntimeError(fmt::format("loading the model on {}", config.provider), e);
   } catch (const std::exception& e) {
     return MakeError(ErrorKind::kRuntime, fmt::format("loading the model on {}: {}", config.provider, e.what()));
+  }
+}
+
+namespace {
+
+Ort::Value WrapBuffer(const NamedBuffer& buffer, const Ort::MemoryInfo& memory) {
+  return std::visit(
+      [&](const auto& values) {
+        using T = typename std::decay_t<decltype(values)>::value_type;
+        // ONNX Runtime takes a mutable pointer for every tensor but never writes to a fed input.
+        return Ort::Value::CreateTensor<T>(memory, const_cast<T*>(values.data()), values.size(), buffer.shape.data(),
+                                           buffer.shape.size());
+      },
+      buffer.values);
+}
+
+Status CheckBufferShape(const NamedBuffer& buffer) {
+  const std::size_t count = std::visit([](const auto& values) { return values.size(); }, buffer.values);
+  if (std::any_of(buffer.shape.begin(), buffer.shape.end(), [](std::int64_t d) { return d < 0; })) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}': shape [{}] has a negative dimension",
+                                                              buffer.name, fmt::join(buffer.shape, ", ")));
+  }
+  std::int64_t expected = 1;
+  for (std::int64_t d : buffer.shape) {
+    if (d != 0 && expected > std::numeric_limits<std::int64_t>::max() / d) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}': shape [{}] holds more values than memory can", buffer.name,
+                                   fmt::join(buffer.shape, ", ")));
+    }
+    expected *= d;
+  }
+  if (static_cast<std::size_t>(expected) != count) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("input '{}': shape [{}] holds {} values, but {} were given", buffer.name,
+                                 fmt::join(buffer.shape, ", "), expected, count));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RunOnce(Session& session, std::span<const NamedBuffer> inputs) {
+  for (const auto& buffer : inputs) ORTKIT_RETURN_IF_ERROR(CheckBufferShape(buffer));
+  const std::string& provider = session.config().provider;
+  try {
+    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtDeviceAllocator, OrtMemTypeDefault);
+    std::vector<Ort::Value> values;
+    std::vector<const char*> input_names;
+    for (const auto& buffer : inputs) {
+      values.push_back(WrapBuffer(buffer, memory));
+      input_names.push_back(buffer.name.c_str());
+    }
+    Ort::AllocatorWithDefaultOptions allocator;
+    std::vector<Ort::AllocatedStringPtr> owned_output_names;
+    std::vector<const char*> output_names;
+    for (std::size_t i = 0; i < session.ort().GetOutputCount(); ++i) {
+      owned_output_names.push_back(session.ort().GetOutputNameAllocated(i, allocator));
+      output_names.push_back(owned_output_names.back().get());
+    }
+    session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(), output_names.data(),
+                      output_names.size());
+    return OkStatus();
+  } catch (const Ort::Exception& e) {
+    const ErrorKind kind =
+        e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT ? ErrorKind::kInvalidArgument : ErrorKind::kRuntime;
+    return MakeError(kind, fmt::format("running the model on {}: {}", provider, e.what()));
+  } catch (const std::exception& e) {
+    return MakeError(ErrorKind::kRuntime, fmt::format("running the model on {}: {}", provider, e.what()));
   }
 }
 

@@ -2,10 +2,13 @@
 // The one adapter over ONNX Runtime. Nothing else in ortkit includes onnxruntime headers'
 // exceptions in its control flow: every Ort::Exception is caught here and returned as an Error.
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <onnxruntime_cxx_api.h>
@@ -20,7 +23,8 @@ class Runtime {
  public:
   struct Options {
     std::string log_id = "ortkit";
-    OrtLoggingLevel log_level = ORT_LOGGING_LEVEL_ERROR;
+    /// Failures come back as Errors; ONNX Runtime logging them as well would print each one twice.
+    OrtLoggingLevel log_level = ORT_LOGGING_LEVEL_FATAL;
   };
 
   static Result<std::unique_ptr<Runtime>> Create(const Options& options);
@@ -83,6 +87,22 @@ class Session {
   Ort::Session session_;
   SessionConfig config_;
 };
+
+/// One input to feed by name: a row-major float32 or int64 tensor. ONNX Runtime reads the
+/// values in place, without a copy.
+struct NamedBuffer {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::variant<std::vector<float>, std::vector<std::int64_t>> values;
+};
+
+/// Runs `session` once on `inputs`, computing every output and discarding it: enough to learn
+/// whether the model runs on these inputs. Inputs the model declares but `inputs` lacks are not
+/// fed, so that ONNX Runtime reports them. Fails with kInvalidArgument when a buffer's value
+/// count does not match its shape or ONNX Runtime rejects the inputs, else with kRuntime; the
+/// message is "running the model on PROVIDER: " and the runtime's own message (translate it with
+/// TranslateRuntimeError(..., during_run = true)).
+Status RunOnce(Session& session, std::span<const NamedBuffer> inputs);
 
 /// Builds Ort::SessionOptions from `config`; fails for an unavailable provider.
 Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config);
