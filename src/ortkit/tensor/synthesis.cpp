@@ -166,7 +166,7 @@ Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs
     if (value < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}={}: sizes must be >= 0", name, value));
   }
   for (const auto& [name, shape] : plan.shapes) {
-    auto spec = std::find_if(inputs.begin(), inputs.end(), [&](const TensorSpec& s) { return s.name == name; });
+    auto spec = std::find_if(inputs.begin(), inputs.end(), [&input = name](const TensorSpec& s) { return s.name == input; });
     if (spec == inputs.end()) {
       std::vector<std::string> names;
       for (const auto& s : inputs) names.push_back(s.name);
