@@ -17,5 +17,7 @@ enum ExitCode : int {
 void RegisterInspect(CLI::App& app, int& exit_code);
 void RegisterCheck(CLI::App& app, int& exit_code);
 void RegisterExplain(CLI::App& app, int& exit_code);
+void RegisterRun(CLI::App& app, int& exit_code);
+void RegisterValidate(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

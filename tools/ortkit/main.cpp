@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   int exit_code = ortkit::cli::kExitOk;
   ortkit::cli::RegisterInspect(app, exit_code);
   ortkit::cli::RegisterCheck(app, exit_code);
+  ortkit::cli::RegisterRun(app, exit_code);
+  ortkit::cli::RegisterValidate(app, exit_code);
   ortkit::cli::RegisterExplain(app, exit_code);
 
   try {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ortkit::cli {
 
@@ -14,6 +15,10 @@ bool ParseFormat(const std::string& text, Format* format) {
   else if (text == "json") *format = Format::kJson;
   else return false;
   return true;
+}
+
+std::string JsonText(const nlohmann::json& json) {
+  return json.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
 Style Style::ForStream(std::FILE* stream) {

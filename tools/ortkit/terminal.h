@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit::cli {
@@ -13,6 +15,10 @@ enum class Format { kText, kJson };
 
 /// Parses "text" / "json"; used by CLI11 transforms.
 bool ParseFormat(const std::string& text, Format* format);
+
+/// `json` as --format json prints it (two-space indent). Names in a model are arbitrary bytes: any
+/// that are not UTF-8 become U+FFFD, where nlohmann::json::dump() would throw.
+std::string JsonText(const nlohmann::json& json);
 
 struct Style {
   bool color = false;

@@ -1,5 +1,6 @@
 #include "ortkit/check/structure.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -9,6 +10,8 @@
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
+
+#include "ortkit/model/graph_walk.h"
 
 namespace ortkit {
 namespace {
@@ -69,6 +72,108 @@ std::string DimText(const Dim& d) {
   return d.param.empty() ? "?" : d.param;
 }
 
+// ONNX 1.12's check_model(ModelProto) resolves external data locations against the current
+// directory and exports no way to pass the model's folder, so a model checked from elsewhere would
+// fail for files that are where they belong. While this guard lives, every location names a file
+// that always exists; the external-data layer checks the real ones against the model's folder.
+class HiddenExternalLocations {
+ public:
+  explicit HiddenExternalLocations(onnx::ModelProto& model) {
+    Collect(*model.mutable_graph(), 0);
+    for (auto& function : *model.mutable_functions()) {
+      for (auto& node : *function.mutable_node()) CollectAttributes(node, 1);
+    }
+    for (auto& [entry, original] : entries_) entry->mutable_value()->swap(original);
+  }
+  ~HiddenExternalLocations() {
+    for (auto& [entry, original] : entries_) entry->mutable_value()->swap(original);
+  }
+  HiddenExternalLocations(const HiddenExternalLocations&) = delete;
+  HiddenExternalLocations& operator=(const HiddenExternalLocations&) = delete;
+
+ private:
+  void Add(onnx::TensorProto& tensor) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (auto& entry : *tensor.mutable_external_data()) {
+      if (entry.key() == "location") entries_.emplace_back(&entry, "/dev/null");
+    }
+  }
+  void Add(onnx::SparseTensorProto& sparse) {
+    if (sparse.has_values()) Add(*sparse.mutable_values());
+    if (sparse.has_indices()) Add(*sparse.mutable_indices());
+  }
+  void CollectAttributes(onnx::NodeProto& node, int depth) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_t()) Add(*attr.mutable_t());
+      for (auto& t : *attr.mutable_tensors()) Add(t);
+      if (attr.has_sparse_tensor()) Add(*attr.mutable_sparse_tensor());
+      for (auto& s : *attr.mutable_sparse_tensors()) Add(s);
+      if (attr.has_g()) Collect(*attr.mutable_g(), depth + 1);
+      for (auto& g : *attr.mutable_graphs()) Collect(g, depth + 1);
+    }
+  }
+  void Collect(onnx::GraphProto& graph, int depth) {
+    if (depth > 64) return;  // as deep as ForEachGraph goes
+    for (auto& t : *graph.mutable_initializer()) Add(t);
+    for (auto& s : *graph.mutable_sparse_initializer()) Add(s);
+    for (auto& node : *graph.mutable_node()) CollectAttributes(node, depth);
+  }
+
+  std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> entries_;  ///< entry, the value swapped out
+};
+
+using OpsetVersions = std::map<std::string, int>;  // domain ("" for ai.onnx) -> imported version
+
+OpsetVersions ImportedOpsets(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+  OpsetVersions versions;
+  for (const auto& op : imports) versions[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  return versions;
+}
+
+// As deep as ForEachGraph and the lint rules go; deeper nesting is no real model.
+constexpr int kMaxSubgraphDepth = 64;
+
+std::string UnsafeNodesForInference(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
+                                    const OpsetVersions& opsets, int depth) {
+  if (depth > kMaxSubgraphDepth) return fmt::format("subgraphs nest more than {} levels deep", kMaxSubgraphDepth);
+  for (int i = 0; i < nodes.size(); ++i) {
+    const auto& node = nodes[i];
+    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const auto opset = opsets.find(domain);
+    const auto* schema = opset == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+    if (schema != nullptr) {
+      for (const auto& [name, attribute] : schema->attributes()) {
+        if (!attribute.required) continue;
+        const bool present = std::any_of(node.attribute().begin(), node.attribute().end(),
+                                          [&name = name](const onnx::AttributeProto& a) { return a.name() == name; });
+        if (!present) {
+          return fmt::format("node '{}' ({}) lacks its required attribute '{}'", NodeDisplayName(node, i), node.op_type(), name);
+        }
+      }
+    }
+    for (const auto& attribute : node.attribute()) {
+      std::string reason = attribute.has_g() ? UnsafeNodesForInference(attribute.g().node(), opsets, depth + 1) : "";
+      for (const auto& graph : attribute.graphs()) {
+        if (reason.empty()) reason = UnsafeNodesForInference(graph.node(), opsets, depth + 1);
+      }
+      if (!reason.empty()) return reason;
+    }
+  }
+  return "";
+}
+
+// Why ONNX 1.12's shape inference must not run on `model`, or "" when it may. Its inference
+// functions trust what the checker verifies: Scan-8's dereferences the required attribute
+// num_scan_inputs unchecked, so a node without it crashes the process (fuzz/regressions/), and
+// recursion through absurdly nested subgraphs could exhaust the stack.
+std::string UnsafeForShapeInference(const onnx::ModelProto& model) {
+  std::string reason = UnsafeNodesForInference(model.graph().node(), ImportedOpsets(model.opset_import()), 0);
+  for (const auto& function : model.functions()) {
+    if (reason.empty()) reason = UnsafeNodesForInference(function.node(), ImportedOpsets(function.opset_import()), 1);
+  }
+  return reason;
+}
+
 }  // namespace
 
 int KnownIrVersion() { return onnx::Version::IR_VERSION; }
@@ -95,7 +200,7 @@ std::vector<Diagnosis> OnnxLibraryLimits(const onnx::ModelProto& model) {
   return out;
 }
 
-LayerOutcome RunChecker(const onnx::ModelProto& model) {
+LayerOutcome RunChecker(onnx::ModelProto& model) {
   LayerOutcome outcome;
   auto limits = OnnxLibraryLimits(model);
   if (!limits.empty()) {
@@ -105,6 +210,7 @@ LayerOutcome RunChecker(const onnx::ModelProto& model) {
     return outcome;
   }
   try {
+    HiddenExternalLocations hidden(model);
     onnx::checker::check_model(model);
   } catch (const onnx::checker::ValidationError& e) {
     const std::string message = FirstLine(e.what());
@@ -122,6 +228,11 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
   if (!limits.empty()) {
     outcome.ran = false;
     outcome.skipped_reason = limits.front().message;
+    return outcome;
+  }
+  if (std::string unsafe = UnsafeForShapeInference(model); !unsafe.empty()) {
+    outcome.ran = false;
+    outcome.skipped_reason = "the ONNX library's shape inference cannot run safely: " + unsafe;
     return outcome;
   }
   std::map<std::string, std::vector<Dim>> declared;

@@ -24,7 +24,10 @@ struct LayerOutcome {
 std::vector<Diagnosis> OnnxLibraryLimits(const onnx::ModelProto& model);
 
 /// onnx::checker::check_model, its exceptions turned into checker.failed with the node named.
-LayerOutcome RunChecker(const onnx::ModelProto& model);
+/// External data files are left to CheckExternalData (the checker would look for them relative to
+/// the current directory): their locations are hidden from the checker during the call, so
+/// `model` is modified while it runs and restored before it returns.
+LayerOutcome RunChecker(onnx::ModelProto& model);
 
 /// Strict shape inference, in place: `model` gains value_info for intermediate values and
 /// refined output types. Reports output dimensions that stay symbolic, become fixed or unknown.

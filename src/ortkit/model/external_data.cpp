@@ -92,9 +92,11 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
     if (file_size < 0) continue;
     const std::int64_t length = t.length >= 0 ? t.length : file_size - t.offset;
     if (t.offset > file_size || length > file_size - t.offset) {
+      // Both are non-negative int64 values read from the model, so their sum fits in uint64.
+      const std::uint64_t end = static_cast<std::uint64_t>(t.offset) + static_cast<std::uint64_t>(length);
       out.push_back(Diagnose("external-data.out-of-range",
                              fmt::format("tensor '{}' reads bytes {}..{} of '{}', which has only {} bytes", t.tensor, t.offset,
-                                         t.offset + length, t.location, file_size),
+                                         end, t.location, file_size),
                              where));
       continue;
     }
@@ -103,10 +105,14 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
       const auto& proto = *found->second;
       const long long count = ElementCount(proto);
       const int element_size = ElementSize(proto.data_type());
-      if (count >= 0 && element_size > 0 && t.length >= 0 && count * element_size != t.length) {
+      // The shape comes from the model too: count × size may not fit in 64 bits.
+      unsigned long long expected = 0;
+      const bool overflows = __builtin_mul_overflow(static_cast<unsigned long long>(count), element_size, &expected);
+      if (count >= 0 && element_size > 0 && t.length >= 0 && (overflows || expected != static_cast<unsigned long long>(t.length))) {
         out.push_back(Diagnose("external-data.size-mismatch",
-                               fmt::format("tensor '{}' has {} elements of {} bytes ({} bytes) but its external data length is {}",
-                                           t.tensor, count, element_size, count * element_size, t.length),
+                               fmt::format("tensor '{}' has {} elements of {} bytes ({}) but its external data length is {}",
+                                           t.tensor, count, element_size,
+                                           overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", expected), t.length),
                                where));
       }
     }

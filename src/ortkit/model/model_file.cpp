@@ -85,6 +85,102 @@ struct WalkResult {
   std::string detail;
 };
 
+std::string ByteCount(std::uint64_t n) { return fmt::format("{} byte{}", n, n == 1 ? "" : "s"); }
+
+// Reads a length-delimited string field whose length is already consumed; keeps at most 200 bytes
+// of it, so a corrupted length cannot make a name allocate much.
+bool ReadShortString(pbio::CodedInputStream& in, std::uint64_t length, std::string* out) {
+  constexpr std::uint64_t kKeep = 200;
+  const int keep = static_cast<int>(std::min(length, kKeep));
+  return in.ReadString(out, keep) && in.Skip(static_cast<int>(length - static_cast<std::uint64_t>(keep)));
+}
+
+// Skips one field's payload; false when the file ends first or the wire type is invalid.
+bool SkipPayload(pbio::CodedInputStream& in, int wire_type, std::uint64_t end) {
+  std::uint64_t v;
+  switch (wire_type) {
+    case 0: return in.ReadVarint64(&v);
+    case 1: return in.Skip(8);
+    case 5: return in.Skip(4);
+    case 2: {
+      if (!in.ReadVarint64(&v)) return false;
+      const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
+      return v <= end - std::min(start, end) && in.Skip(static_cast<int>(v));
+    }
+    default: return false;
+  }
+}
+
+// " 'name' (OpType)" or " 'name' (its raw data declares ...)" for the graph element (NodeProto or
+// TensorProto) the file ends in, read up to the cut; "" when not even its name survived.
+std::string DescribeCutElement(pbio::CodedInputStream& in, bool is_node, std::uint64_t end) {
+  // NodeProto: name 3, op_type 4. TensorProto: name 8, raw_data 9. Both are written before the
+  // bulky fields (attributes, data), so they survive most cuts.
+  const int name_field = is_node ? 3 : 8;
+  std::string name, op_type, raw_data_cut;
+  while (true) {
+    const std::uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    const int number = static_cast<int>(tag >> 3), wire_type = static_cast<int>(tag & 7);
+    std::uint64_t length = 0;
+    if (wire_type == 2 && (number == name_field || (is_node && number == 4) || (!is_node && number == 9))) {
+      if (!in.ReadVarint64(&length)) break;
+      const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
+      const std::uint64_t present = end - std::min(start, end);
+      if (!is_node && number == 9) {
+        if (length > present) {
+          raw_data_cut = fmt::format("its raw data declares {}, {} present", ByteCount(length), present);
+          break;
+        }
+        if (!in.Skip(static_cast<int>(length))) break;
+        continue;
+      }
+      if (length > present) break;
+      if (!ReadShortString(in, length, number == 4 && is_node ? &op_type : &name)) break;
+      continue;
+    }
+    if (!SkipPayload(in, wire_type, end)) break;
+  }
+  std::string out = name.empty() ? "" : fmt::format(" '{}'", name);
+  if (!op_type.empty()) out += fmt::format(" ({})", op_type);
+  if (!raw_data_cut.empty()) out += fmt::format(" ({})", raw_data_cut);
+  return out;
+}
+
+// Called with `in` at the start of a truncated graph field: names the element the file ends in,
+// so a cut through the weights reads differently from a cut through the node list.
+std::string DescribeGraphCut(pbio::CodedInputStream& in, std::uint64_t end) {
+  int nodes = 0, initializers = 0;
+  while (true) {
+    const std::uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    const int number = static_cast<int>(tag >> 3), wire_type = static_cast<int>(tag & 7);
+    if (wire_type != 2) {
+      if (!SkipPayload(in, wire_type, end)) break;
+      continue;
+    }
+    std::uint64_t length;
+    if (!in.ReadVarint64(&length)) break;
+    const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
+    if (length <= end - std::min(start, end)) {
+      nodes += number == 1;
+      initializers += number == 5;
+      if (!in.Skip(static_cast<int>(length))) break;
+      continue;
+    }
+    switch (number) {  // GraphProto fields
+      case 1: return fmt::format("inside node #{}{}", nodes, DescribeCutElement(in, /*is_node=*/true, end));
+      case 5: return fmt::format("inside initializer #{}{}", initializers, DescribeCutElement(in, /*is_node=*/false, end));
+      case 11: return "inside the graph inputs";
+      case 12: return "inside the graph outputs";
+      case 13: return "inside the graph's value_info";
+      case 15: return "inside the sparse initializers";
+      default: return fmt::format("inside graph field {}", number);
+    }
+  }
+  return fmt::format("after {} node{} and {} initializer{}", nodes, nodes == 1 ? "" : "s", initializers, initializers == 1 ? "" : "s");
+}
+
 // Walks the top-level fields of ModelProto without materialising them, to tell a truncated file
 // ("field graph at byte 12 declares 5000 bytes, the file ends after 300") from bytes that were
 // never a model. Reads through `stream`, skipping payloads, so it costs no memory.
@@ -132,9 +228,10 @@ WalkResult WalkTopLevel(pbio::ZeroCopyInputStream* stream, std::uint64_t total_s
         }
         const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
         if (length > total_size || start + length > total_size) {
-          return {WalkResult::kTruncated,
-                  fmt::format("field {} at byte {} declares {} bytes, but the file ends {} bytes later",
-                              ModelFieldName(number), offset, length, total_size - std::min(start, total_size))};
+          std::string detail = fmt::format("field {} at byte {} declares {}, but the file ends {} later", ModelFieldName(number),
+                                           offset, ByteCount(length), ByteCount(total_size - std::min(start, total_size)));
+          if (number == 7) detail += ", " + DescribeGraphCut(in, total_size);
+          return {WalkResult::kTruncated, std::move(detail)};
         }
         if (!in.Skip(static_cast<int>(length))) {
           return {WalkResult::kTruncated, fmt::format("the file ends inside field {} at byte {}", ModelFieldName(number), offset)};

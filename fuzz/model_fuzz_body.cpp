@@ -1,0 +1,51 @@
+#include "model_fuzz_body.h"
+
+#include <nlohmann/json.hpp>
+
+#include "ortkit/check/structure.h"
+#include "ortkit/diagnose/rules.h"
+#include "ortkit/model/external_data.h"
+#include "ortkit/model/model_file.h"
+
+#if __has_include("ortkit/model/summary.h")
+#include "ortkit/model/summary.h"
+#define ORTKIT_FUZZ_HAS_SUMMARY 1
+#endif
+
+namespace ortkit::fuzz {
+namespace {
+
+// The CLI prints every result as JSON with --format json (cli::JsonText, which replaces bytes that
+// are not UTF-8 the same way), so the conversion of every result is part of what is fuzzed.
+void RenderJson(const nlohmann::json& json) {
+  (void)json.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void RunModelFuzzBody(std::string_view bytes) {
+  ModelLoad load = ParseModelBytes(bytes, "fuzz.onnx");
+  RenderJson(load.diagnoses);
+  if (!load.model) return;
+  // External data resolves against a folder that does not exist, so relative locations never
+  // reach real files and every run of the same input behaves the same.
+  load.model->path = "/nonexistent-ortkit-fuzz/fuzz.onnx";
+  ModelFile& model = *load.model;
+
+  std::vector<Diagnosis> problems;
+  (void)ListExternalTensors(*model.proto, &problems);
+  RenderJson(problems);
+  RenderJson(CheckExternalData(model));
+
+#ifdef ORTKIT_FUZZ_HAS_SUMMARY
+  RenderJson(Summarize(model));
+#endif
+
+  // The order of `ortkit check`: the checker, the rules on the model as exported, then shape
+  // inference, which rewrites the model in place.
+  RenderJson(RunChecker(*model.proto).diagnoses);
+  RenderJson(LintModel(*model.proto, LintOptions{}));
+  RenderJson(RunShapeInference(*model.proto).diagnoses);
+}
+
+}  // namespace ortkit::fuzz

@@ -1,0 +1,87 @@
+#pragma once
+// Cross-checks without a framework reference: the same inputs through two ONNX Runtime
+// configurations (optimisations off against all, CPU against CUDA) or two models, compared output
+// by output. Side A is the reference; side B is judged against it.
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/tensor.h"
+#include "ortkit/validate/compare.h"
+
+namespace ortkit {
+
+/// A model to load: a file (external data resolved next to it) or serialised bytes in memory
+/// (external data resolved against the current directory, as Session::CreateFromBytes does).
+struct ModelSource {
+  std::filesystem::path path;  ///< used when `bytes` is empty
+  std::string_view bytes;      ///< a serialised ModelProto, not owned: it must outlive every call given it
+
+  bool empty() const { return bytes.empty() && path.empty(); }
+  /// "'model.onnx'" or "the model in memory (1.2 MiB)", for messages.
+  std::string Describe() const;
+};
+
+/// One side of a cross-check: what to load, how, and what reports call it.
+struct CrossCheckSide {
+  std::string label;  ///< "optimisations off", "cpu"
+  SessionConfig config;
+  ModelSource model;  ///< empty: the model both sides share
+};
+
+/// The two sides a cross-check mode stands for.
+struct CrossCheckPlan {
+  CrossCheckSide a;  ///< the reference
+  CrossCheckSide b;
+};
+
+/// Parses a cross-check mode into two sides that differ from `base` in one setting only:
+///   "opt-levels"                 optimisations off (ORT_DISABLE_ALL) against all (ORT_ENABLE_ALL)
+///   "opt-levels=LEVEL,LEVEL"     LEVEL one of off, basic, extended, layout, all
+///   "providers=cpu,cuda"         two distinct execution providers by short name
+/// Unknown modes, levels or providers are kInvalidArgument errors listing the valid names; a known
+/// provider missing from this ONNX Runtime build is kUnavailable, naming the providers available.
+Result<CrossCheckPlan> ParseCrossCheckMode(std::string_view mode, const SessionConfig& base = {});
+
+/// "optimisations off", "optimisations all", ... for a level; "optimisations level N" otherwise.
+std::string OptimizationLabel(GraphOptimizationLevel level);
+
+struct CrossCheckReport {
+  std::string label_a;
+  std::string label_b;
+  ComparisonReport comparison;  ///< expected: side A's outputs, actual: side B's
+  double run_ms_a = 0;          ///< wall time of each side's run, session creation excluded
+  double run_ms_b = 0;
+
+  bool Passed() const { return comparison.Passed(); }
+  nlohmann::json ToJson() const;
+};
+
+/// Runs `inputs` once through each side and compares every output of side B with side A's.
+/// A side whose `model` is empty loads `model`. Each session is created, run and released before
+/// the next is created, so at most one is held at a time. Errors (a model that does not load on a
+/// side, inputs that do not fit) are prefixed with the side's label.
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+                                    std::span<const NamedTensor> inputs, const ToleranceRules& tolerance);
+
+/// The same with two configurations of one model, labelled by what differs between them
+/// ("cpu" / "cuda", "optimisations off" / "optimisations all", else "first run" / "second run").
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const SessionConfig& a,
+                                    const SessionConfig& b, std::span<const NamedTensor> inputs,
+                                    const ToleranceRules& tolerance);
+
+/// The labels CrossCheck gives two configurations of one model (see above).
+std::pair<std::string, std::string> LabelSides(const SessionConfig& a, const SessionConfig& b);
+
+/// Creates a session for `model` with `config`.
+Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelSource& model, const SessionConfig& config);
+
+}  // namespace ortkit

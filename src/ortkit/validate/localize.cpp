@@ -1,0 +1,722 @@
+#include "ortkit/validate/localize.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/core/units.h"
+#include "ortkit/model/graph_walk.h"
+#include "ortkit/model/model_file.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/tensor_proto.h"
+#include "ortkit/tensor/test_case.h"
+
+namespace ortkit {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// Protobuf refuses to serialise a message of 2 GiB or more; stay clear of it with inlined weights.
+constexpr std::uint64_t kMaxInlinedBytes = 1536ULL << 20;
+constexpr std::size_t kSkippedNamesKept = 20;
+
+Error LoadError(const ModelLoad& load, const std::string& what) {
+  std::string message = "the model could not be parsed";
+  for (const auto& d : load.diagnoses) {
+    if (d.severity == Severity::kError) {
+      message = d.message;
+      break;
+    }
+  }
+  return MakeError(load.io_error ? ErrorKind::kIo : ErrorKind::kInvalidModel, fmt::format("{}: {}", what, message));
+}
+
+/// Calls `visit` on every TensorProto the model stores: initializers and Constant-like attributes,
+/// in every graph. Depth-limited like ForEachGraph.
+template <typename Visit>
+Status ForEachStoredTensor(onnx::GraphProto& graph, int depth, Visit& visit) {
+  if (depth > 64) return OkStatus();
+  for (auto& tensor : *graph.mutable_initializer()) ORTKIT_RETURN_IF_ERROR(visit(tensor));
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_t()) ORTKIT_RETURN_IF_ERROR(visit(*attr.mutable_t()));
+      for (auto& t : *attr.mutable_tensors()) ORTKIT_RETURN_IF_ERROR(visit(t));
+      if (attr.has_g()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(*attr.mutable_g(), depth + 1, visit));
+      for (auto& g : *attr.mutable_graphs()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(g, depth + 1, visit));
+    }
+  }
+  return OkStatus();
+}
+
+/// Reads external data into the tensors themselves. The chunk models are loaded from bytes, and
+/// ONNX Runtime resolves external files of a model loaded from bytes against no folder at all
+/// (and refuses absolute locations), so the weights have to travel inside the bytes.
+Status InlineExternalData(onnx::ModelProto& model, const fs::path& base) {
+  std::uint64_t inlined = 0;
+  auto inline_tensor = [&](onnx::TensorProto& tensor) -> Status {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return OkStatus();
+    std::string location;
+    std::int64_t offset = 0;
+    std::int64_t length = -1;
+    for (const auto& entry : tensor.external_data()) {
+      try {
+        if (entry.key() == "location") location = entry.value();
+        if (entry.key() == "offset") offset = std::stoll(entry.value());
+        if (entry.key() == "length") length = std::stoll(entry.value());
+      } catch (const std::exception&) {
+        return MakeError(ErrorKind::kInvalidModel, fmt::format("tensor '{}': external data {} '{}' is not a number",
+                                                               tensor.name(), entry.key(), entry.value()));
+      }
+    }
+    const fs::path relative(location);
+    if (location.empty() || relative.is_absolute() ||
+        std::any_of(relative.begin(), relative.end(), [](const fs::path& part) { return part == ".."; })) {
+      return MakeError(ErrorKind::kInvalidModel,
+                       fmt::format("tensor '{}': external data location '{}' is not a path inside the model's folder",
+                                   tensor.name(), location));
+    }
+    const fs::path file = base / relative;
+    std::error_code ec;
+    const auto file_size = fs::file_size(file, ec);
+    if (ec)
+      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': external data file '{}': {}", tensor.name(),
+                                                   file.string(), ec.message()));
+    if (length < 0) length = static_cast<std::int64_t>(file_size) - offset;
+    if (offset < 0 || length < 0 || static_cast<std::uint64_t>(offset + length) > file_size) {
+      return MakeError(ErrorKind::kInvalidModel,
+                       fmt::format("tensor '{}': external data range [{}, {}) lies outside '{}' ({} bytes)",
+                                   tensor.name(), offset, offset + length, file.string(), file_size));
+    }
+    inlined += static_cast<std::uint64_t>(length);
+    if (inlined > kMaxInlinedBytes) {
+      return MakeError(ErrorKind::kUnavailable,
+                       fmt::format("localisation copies external weights into each chunk's model, and they exceed {}; "
+                                   "localise a smaller export or compare against saved intermediates",
+                                   HumanBytes(kMaxInlinedBytes)));
+    }
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(offset);
+    if (!in.read(bytes.data(), length)) {
+      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': reading {} bytes of '{}' failed", tensor.name(),
+                                                   length, file.string()));
+    }
+    tensor.set_raw_data(std::move(bytes));
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    return OkStatus();
+  };
+  return ForEachStoredTensor(*model.mutable_graph(), 0, inline_tensor);
+}
+
+Result<onnx::ModelProto> LoadProto(const ModelSource& source) {
+  if (!source.bytes.empty()) {
+    ModelLoad load = ParseModelBytes(source.bytes, "the model");
+    if (load.model == nullptr) return LoadError(load, "parsing the model");
+    return std::move(*load.model->proto);
+  }
+  if (source.path.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model given: neither a path nor bytes");
+  ModelLoad load = LoadModelFile(source.path);
+  if (load.model == nullptr) return LoadError(load, fmt::format("reading '{}'", source.path.string()));
+  onnx::ModelProto proto = std::move(*load.model->proto);
+  ORTKIT_RETURN_IF_ERROR(InlineExternalData(proto, load.model->BaseDirectory()));
+  return proto;
+}
+
+/// Every name a subgraph reads, its own values included: an over-approximation of the outer
+/// values it captures, which is all a dependency order needs (ONNX forbids shadowing).
+void CollectSubgraphReads(const onnx::GraphProto& graph, std::unordered_set<std::string>& names) {
+  ForEachGraph(graph, [&](const onnx::GraphProto& g, const std::string&) {
+    for (const auto& node : g.node()) {
+      for (const auto& in : node.input()) names.insert(in);
+    }
+  });
+}
+
+/// What localisation needs to know about one side's main graph.
+struct GraphIndex {
+  std::vector<int> order;                         ///< node indices, topologically
+  std::unordered_map<std::string, int> producer;  ///< value -> node index
+  std::vector<std::vector<std::string>> reads;    ///< per node: inputs and captured outer values
+  std::unordered_set<std::string> graph_inputs;
+  std::unordered_set<std::string> initializers;
+  std::unordered_set<std::string> graph_outputs;
+  std::vector<std::string> values;  ///< node outputs in topological order
+};
+
+GraphIndex IndexGraph(const onnx::GraphProto& graph) {
+  GraphIndex index;
+  for (const auto& t : graph.initializer()) index.initializers.insert(t.name());
+  for (const auto& in : graph.input()) {
+    if (!index.initializers.count(in.name())) index.graph_inputs.insert(in.name());
+  }
+  for (const auto& out : graph.output()) index.graph_outputs.insert(out.name());
+  const int count = graph.node_size();
+  for (int i = 0; i < count; ++i) {
+    for (const auto& out : graph.node(i).output()) {
+      if (!out.empty()) index.producer.emplace(out, i);
+    }
+  }
+  index.reads.resize(count);
+  std::vector<std::vector<int>> consumers(count);
+  std::vector<int> pending(count, 0);
+  for (int i = 0; i < count; ++i) {
+    const auto& node = graph.node(i);
+    std::unordered_set<std::string> reads(node.input().begin(), node.input().end());
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) CollectSubgraphReads(attr.g(), reads);
+      for (const auto& g : attr.graphs()) CollectSubgraphReads(g, reads);
+    }
+    reads.erase("");
+    std::set<int> producers;
+    for (const auto& name : reads) {
+      auto it = index.producer.find(name);
+      if (it != index.producer.end() && it->second != i) producers.insert(it->second);
+    }
+    for (int p : producers) consumers[p].push_back(i);
+    pending[i] = static_cast<int>(producers.size());
+    // Keep the node's own inputs first and in order: they are reported as the node's inputs.
+    index.reads[i].assign(node.input().begin(), node.input().end());
+    for (const auto& name : reads) {
+      if (std::find(node.input().begin(), node.input().end(), name) == node.input().end())
+        index.reads[i].push_back(name);
+    }
+  }
+  // Kahn's algorithm, lowest index first: a graph already in order keeps its order.
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < count; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<bool> placed(count, false);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    placed[i] = true;
+    index.order.push_back(i);
+    for (int c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  // A cycle (an invalid model ONNX Runtime will refuse anyway): keep file order for the rest.
+  for (int i = 0; i < count; ++i) {
+    if (!placed[i]) index.order.push_back(i);
+  }
+  std::unordered_set<std::string> seen;
+  for (int i : index.order) {
+    for (const auto& out : graph.node(i).output()) {
+      if (!out.empty() && index.producer.at(out) == i && seen.insert(out).second) index.values.push_back(out);
+    }
+  }
+  return index;
+}
+
+/// A side's model held once, from which each chunk's model is derived by appending outputs.
+struct WorkingModel {
+  onnx::ModelProto proto;
+  int original_outputs = 0;
+  GraphIndex index;
+};
+
+Result<WorkingModel> MakeWorkingModel(const ModelSource& source) {
+  WorkingModel model;
+  ORTKIT_ASSIGN_OR_RETURN(model.proto, LoadProto(source));
+  model.original_outputs = model.proto.graph().output_size();
+  model.index = IndexGraph(model.proto.graph());
+  return model;
+}
+
+/// Serialises the model with `names` appended as graph outputs, then restores it. The extra
+/// outputs carry a name only: ONNX Runtime infers their type and shape.
+Result<std::string> ModelExposing(WorkingModel& model, std::span<const std::string> names) {
+  auto* outputs = model.proto.mutable_graph()->mutable_output();
+  for (const auto& name : names) {
+    if (!model.index.graph_outputs.count(name)) outputs->Add()->set_name(name);
+  }
+  std::string bytes;
+  const bool serialised = model.proto.SerializeToString(&bytes);
+  outputs->DeleteSubrange(model.original_outputs, outputs->size() - model.original_outputs);
+  if (!serialised) {
+    return MakeError(ErrorKind::kUnavailable,
+                     "the model with extra outputs could not be serialised (2 GiB protobuf limit)");
+  }
+  return bytes;
+}
+
+std::string ChunkRange(std::span<const std::string> names) {
+  if (names.empty()) return "no values";
+  if (names.size() == 1) return fmt::format("'{}'", names.front());
+  return fmt::format("{} values '{}' .. '{}'", names.size(), names.front(), names.back());
+}
+
+/// Runs one session exposing `names` and returns the ones that are tensors, in no particular order.
+Result<std::vector<NamedTensor>> RunExposing(Runtime& runtime, WorkingModel& model, const SessionConfig& config,
+                                             const std::string& label, std::span<const std::string> names,
+                                             std::span<const NamedTensor> inputs, LocalizeStats& stats) {
+  const auto prefix = [&](const Error& e) {
+    return MakeError(e.kind, fmt::format("{}, exposing {}: {}", label, ChunkRange(names), e.message));
+  };
+  if (names.empty()) return std::vector<NamedTensor>{};
+  auto bytes = ModelExposing(model, names);
+  if (!bytes.ok()) return prefix(bytes.error());
+  auto session = Session::CreateFromBytes(runtime, *bytes, config);
+  if (!session.ok()) return prefix(session.error());
+  ++stats.sessions_created;
+  std::string().swap(*bytes);  // the session holds its own copy of the weights
+  auto specs = DescribeOutputs(**session);
+  if (!specs.ok()) return prefix(specs.error());
+  std::unordered_set<std::string> tensors;
+  for (const auto& spec : *specs) {
+    if (spec.is_tensor && spec.type != DataType::kUndefined) tensors.insert(spec.name);
+  }
+  std::vector<std::string> fetch;
+  for (const auto& name : names) {
+    if (tensors.count(name)) fetch.push_back(name);
+  }
+  if (fetch.empty()) return std::vector<NamedTensor>{};
+  stats.peak_fetched = std::max(stats.peak_fetched, fetch.size());
+  auto outputs = RunSession(**session, RunRequest{inputs, fetch});
+  if (!outputs.ok()) return prefix(outputs.error());
+  return outputs;
+}
+
+/// Fetches the values of one chunk for one side; names it cannot give are left out.
+using ChunkSource = std::function<Result<std::vector<NamedTensor>>(std::span<const std::string> names)>;
+
+/// Reference tensors by value name: exact names first, then file stems.
+class ReferenceIndex {
+ public:
+  explicit ReferenceIndex(std::span<const NamedTensor> tensors) {
+    for (const auto& t : tensors) by_name_.emplace(t.name, &t);
+  }
+  const NamedTensor* Find(const std::string& value) const {
+    if (auto it = by_name_.find(value); it != by_name_.end()) return it->second;
+    if (auto it = by_name_.find(ReferenceFileStem(value)); it != by_name_.end()) return it->second;
+    return nullptr;
+  }
+
+ private:
+  std::unordered_map<std::string, const NamedTensor*> by_name_;
+};
+
+const NamedTensor* FindByName(std::span<const NamedTensor> tensors, const std::string& name) {
+  auto it = std::find_if(tensors.begin(), tensors.end(), [&](const NamedTensor& t) { return t.name == name; });
+  return it == tensors.end() ? nullptr : &*it;
+}
+
+struct Walk {
+  std::vector<std::string> values;                        ///< walkable values in side A's topological order
+  std::unordered_map<std::string, std::size_t> position;  ///< over every value of side A
+};
+
+/// The walk itself: chunk by chunk until the first value outside the tolerance.
+Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSource& source_b,
+                  const LocalizeOptions& options, Clock::time_point start, LocalizeReport& report,
+                  std::unordered_set<std::string>& agreed) {
+  const std::size_t chunk_size = std::max<std::size_t>(1, options.chunk_size);
+  const std::size_t considered =
+      options.max_values > 0 ? std::min(options.max_values, walk.values.size()) : walk.values.size();
+  report.stats.values_considered = considered;
+  const std::size_t chunks = (considered + chunk_size - 1) / chunk_size;
+  report.walked = true;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const auto elapsed = Clock::now() - start;
+    if (options.time_budget.count() > 0 && elapsed >= options.time_budget) {
+      report.stopped_because = fmt::format("the time budget of {:.3g} s ran out after {} of {} values",
+                                           std::chrono::duration<double>(options.time_budget).count(),
+                                           report.stats.values_compared, considered);
+      return OkStatus();
+    }
+    const std::size_t first = c * chunk_size;
+    std::span<const std::string> names(walk.values.data() + first, std::min(chunk_size, considered - first));
+    const std::size_t peak_before = report.stats.peak_fetched;
+    report.stats.peak_fetched = 0;
+    ORTKIT_ASSIGN_OR_RETURN(auto expected, source_a(names));
+    std::vector<std::string> on_a;
+    for (const auto& name : names) {
+      if (FindByName(expected, name) != nullptr) on_a.push_back(name);
+    }
+    ORTKIT_ASSIGN_OR_RETURN(auto actual, source_b(on_a));
+    LocalizeChunk progress{c, chunks, first, names.size(), report.stats.peak_fetched, 0, false};
+    report.stats.peak_fetched = std::max(peak_before, report.stats.peak_fetched);
+    ++report.stats.chunks_run;
+    for (const auto& name : names) {
+      const NamedTensor* e = FindByName(expected, name);
+      const NamedTensor* a = FindByName(actual, name);
+      if (e == nullptr || a == nullptr) {
+        ++report.stats.values_skipped;
+        if (report.skipped.size() < kSkippedNamesKept) report.skipped.push_back(name);
+        continue;
+      }
+      ++report.stats.values_compared;
+      ++progress.compared;
+      OutputComparison comparison =
+          CompareTensors(name, e->tensor, a->tensor, options.tolerance.For(name, e->tensor.type()));
+      if (comparison.passed) {
+        agreed.insert(name);
+        continue;
+      }
+      Divergence divergence;
+      divergence.value = name;
+      divergence.position = walk.position.at(name);
+      divergence.comparison = std::move(comparison);
+      report.divergence = std::move(divergence);
+      progress.diverged = true;
+      break;
+    }
+    if (options.on_chunk) options.on_chunk(progress);
+    if (report.divergence) break;
+  }
+  report.complete = true;
+  if (!report.divergence && considered < walk.values.size()) {
+    report.complete = false;
+    report.stopped_because = fmt::format("max_values {} reached: the remaining {} of {} values were not compared",
+                                         options.max_values, walk.values.size() - considered, walk.values.size());
+  }
+  return OkStatus();
+}
+
+/// Fills in the node, its inputs and the last agreeing value upstream of the divergence.
+void DescribeDivergence(const onnx::GraphProto& graph, const GraphIndex& index, const Walk& walk,
+                        const std::unordered_set<std::string>& agreed, Divergence& divergence) {
+  const int node_index = index.producer.at(divergence.value);
+  const auto& node = graph.node(node_index);
+  divergence.node_index = node_index;
+  divergence.node = NodeDisplayName(node, node_index);
+  divergence.op_type = node.op_type();
+  auto describe = [&](const std::string& value) {
+    UpstreamValue up;
+    up.value = value;
+    if (auto it = index.producer.find(value); it != index.producer.end()) {
+      up.node = NodeDisplayName(graph.node(it->second), it->second);
+      up.op_type = graph.node(it->second).op_type();
+      up.state = agreed.count(value) ? UpstreamValue::State::kAgreed : UpstreamValue::State::kNotCompared;
+    } else if (index.initializers.count(value)) {
+      up.state = UpstreamValue::State::kInitializer;
+    } else if (index.graph_inputs.count(value)) {
+      up.state = UpstreamValue::State::kGraphInput;
+    }
+    return up;
+  };
+  for (const auto& in : node.input()) {
+    if (!in.empty()) divergence.inputs.push_back(describe(in));
+  }
+  // Upstream: every value the node depends on, transitively; the nearest agreeing one is the one
+  // latest in topological order.
+  std::unordered_set<std::string> visited;
+  std::vector<std::string> stack(index.reads[node_index].begin(), index.reads[node_index].end());
+  std::optional<std::string> nearest;
+  while (!stack.empty()) {
+    std::string value = std::move(stack.back());
+    stack.pop_back();
+    if (value.empty() || !visited.insert(value).second) continue;
+    auto producer = index.producer.find(value);
+    if (producer == index.producer.end()) continue;
+    if (agreed.count(value) && (!nearest || walk.position.at(value) > walk.position.at(*nearest))) nearest = value;
+    for (const auto& read : index.reads[producer->second]) stack.push_back(read);
+  }
+  if (nearest) divergence.last_agreeing = describe(*nearest);
+}
+
+/// Initializers the diverging node reads that differ between the two models.
+void CompareNodeInitializers(const WorkingModel& a, const WorkingModel& b, const ToleranceRules& tolerance,
+                             Divergence& divergence) {
+  auto find = [](const onnx::GraphProto& graph, const std::string& name) -> const onnx::TensorProto* {
+    for (const auto& t : graph.initializer()) {
+      if (t.name() == name) return &t;
+    }
+    return nullptr;
+  };
+  for (const auto& input : divergence.inputs) {
+    if (input.state != UpstreamValue::State::kInitializer) continue;
+    const auto* pa = find(a.proto.graph(), input.value);
+    const auto* pb = find(b.proto.graph(), input.value);
+    if (pa == nullptr || pb == nullptr) continue;
+    auto ta = TensorFromProto(*pa, fmt::format("initializer '{}'", input.value));
+    auto tb = TensorFromProto(*pb, fmt::format("initializer '{}'", input.value));
+    if (!ta.ok() || !tb.ok()) continue;
+    auto comparison = CompareTensors(input.value, *ta, *tb, tolerance.For(input.value, ta->type()));
+    if (!comparison.passed) divergence.differing_initializers.push_back(std::move(comparison));
+  }
+}
+
+Walk MakeWalk(const GraphIndex& index, const std::function<bool(const std::string&)>& on_other_side,
+              LocalizeReport& report) {
+  Walk walk;
+  for (std::size_t i = 0; i < index.values.size(); ++i) {
+    const std::string& value = index.values[i];
+    walk.position.emplace(value, i);
+    if (on_other_side(value)) {
+      walk.values.push_back(value);
+    } else {
+      ++report.stats.values_skipped;
+      if (report.skipped.size() < kSkippedNamesKept) report.skipped.push_back(value);
+    }
+  }
+  report.stats.values_total = index.values.size();
+  return walk;
+}
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool OutputsAgree(const ComparisonReport& outputs) { return !outputs.outputs.empty() && outputs.Passed(); }
+
+std::string UpstreamText(const UpstreamValue& up) {
+  if (up.node.empty()) return fmt::format("'{}' ({})", up.value, ToString(up.state));
+  return fmt::format("'{}' from node '{}' ({}, {})", up.value, up.node, up.op_type, ToString(up.state));
+}
+
+}  // namespace
+
+const char* ToString(UpstreamValue::State state) {
+  switch (state) {
+    case UpstreamValue::State::kAgreed: return "agrees";
+    case UpstreamValue::State::kGraphInput: return "graph input";
+    case UpstreamValue::State::kInitializer: return "initializer";
+    case UpstreamValue::State::kNotCompared: return "not compared";
+  }
+  return "?";
+}
+
+std::string ReferenceFileStem(std::string_view value_name) {
+  std::string stem(value_name);
+  for (char& c : stem) {
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    if (!keep) c = '_';
+  }
+  return stem;
+}
+
+bool LocalizeReport::vanished() const { return walked && complete && !divergence && !outputs.Passed(); }
+
+Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+                                std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
+  const auto start = Clock::now();
+  LocalizeReport report;
+  report.label_a = plan.a.label;
+  report.label_b = plan.b.label;
+  ORTKIT_ASSIGN_OR_RETURN(CrossCheckReport plain, CrossCheck(runtime, model, plan, inputs, options.tolerance));
+  report.outputs = std::move(plain.comparison);
+  report.stats.sessions_created = 2;
+  if (options.skip_if_outputs_agree && OutputsAgree(report.outputs)) {
+    report.complete = true;
+    report.stats.elapsed_ms = MillisecondsSince(start);
+    return report;
+  }
+  const bool own_b = !plan.b.model.empty();
+  ORTKIT_ASSIGN_OR_RETURN(WorkingModel model_a, MakeWorkingModel(plan.a.model.empty() ? model : plan.a.model));
+  std::optional<WorkingModel> own_model_b;
+  if (own_b) {
+    ORTKIT_ASSIGN_OR_RETURN(own_model_b, MakeWorkingModel(plan.b.model));
+  }
+  WorkingModel& model_b = own_b ? *own_model_b : model_a;
+
+  const Walk walk = MakeWalk(
+      model_a.index, [&](const std::string& v) { return model_b.index.producer.count(v) > 0; }, report);
+  auto source = [&](WorkingModel& m, const CrossCheckSide& side) -> ChunkSource {
+    return [&, &side = side](std::span<const std::string> names) {
+      return RunExposing(runtime, m, side.config, side.label, names, inputs, report.stats);
+    };
+  };
+  std::unordered_set<std::string> agreed;
+  ORTKIT_RETURN_IF_ERROR(
+      WalkChunks(walk, source(model_a, plan.a), source(model_b, plan.b), options, start, report, agreed));
+  if (report.divergence) {
+    DescribeDivergence(model_a.proto.graph(), model_a.index, walk, agreed, *report.divergence);
+    if (own_b) CompareNodeInitializers(model_a, model_b, options.tolerance, *report.divergence);
+  }
+  report.stats.elapsed_ms = MillisecondsSince(start);
+  return report;
+}
+
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+                                                std::span<const NamedTensor> reference,
+                                                std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
+  const auto start = Clock::now();
+  LocalizeReport report;
+  report.label_a = "reference";
+  report.label_b = config.provider;
+  ORTKIT_ASSIGN_OR_RETURN(WorkingModel working, MakeWorkingModel(model));
+  const ReferenceIndex by_name(reference);
+
+  std::vector<NamedTensor> fed;
+  if (inputs.empty()) {
+    for (const auto& name : working.index.graph_inputs) {
+      if (const NamedTensor* t = by_name.Find(name)) fed.push_back({name, t->tensor.Clone()});
+    }
+    inputs = fed;
+  }
+
+  ORTKIT_ASSIGN_OR_RETURN(auto session, OpenModel(runtime, model, config));
+  ++report.stats.sessions_created;
+  auto actual = RunSession(*session, RunRequest{inputs, {}});
+  if (!actual.ok())
+    return MakeError(actual.error().kind, fmt::format("{}: {}", report.label_b, actual.error().message));
+  session.reset();
+  std::vector<NamedTensor> expected_outputs;
+  for (const auto& out : working.proto.graph().output()) {
+    if (const NamedTensor* t = by_name.Find(out.name())) expected_outputs.push_back({out.name(), t->tensor.Clone()});
+  }
+  report.outputs = CompareOutputs(expected_outputs, *actual, options.tolerance);
+  if (options.skip_if_outputs_agree && OutputsAgree(report.outputs)) {
+    report.complete = true;
+    report.stats.elapsed_ms = MillisecondsSince(start);
+    return report;
+  }
+
+  const Walk walk = MakeWalk(
+      working.index, [&](const std::string& v) { return by_name.Find(v) != nullptr; }, report);
+  ChunkSource from_reference = [&](std::span<const std::string> names) -> Result<std::vector<NamedTensor>> {
+    std::vector<NamedTensor> tensors;
+    for (const auto& name : names) {
+      if (const NamedTensor* t = by_name.Find(name)) tensors.push_back({name, t->tensor.Clone()});
+    }
+    return tensors;
+  };
+  ChunkSource from_session = [&](std::span<const std::string> names) {
+    return RunExposing(runtime, working, config, report.label_b, names, inputs, report.stats);
+  };
+  std::unordered_set<std::string> agreed;
+  ORTKIT_RETURN_IF_ERROR(WalkChunks(walk, from_reference, from_session, options, start, report, agreed));
+  if (report.divergence) DescribeDivergence(working.proto.graph(), working.index, walk, agreed, *report.divergence);
+  report.stats.elapsed_ms = MillisecondsSince(start);
+  return report;
+}
+
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+                                                const std::filesystem::path& reference,
+                                                std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
+  ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(reference));
+  ORTKIT_ASSIGN_OR_RETURN(LocalizeReport report,
+                          LocalizeAgainstReference(runtime, model, config, tensors, inputs, options));
+  report.label_a = fmt::format("reference '{}'", reference.string());
+  return report;
+}
+
+Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+                                             std::span<const NamedTensor> inputs, const std::filesystem::path& folder,
+                                             const LocalizeOptions& options) {
+  const auto start = Clock::now();
+  ORTKIT_ASSIGN_OR_RETURN(WorkingModel working, MakeWorkingModel(model));
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("creating '{}': {}", folder.string(), ec.message()));
+  std::set<std::string> used_stems;
+  auto write = [&](const std::string& name, const Tensor& tensor) -> Status {
+    std::string stem = ReferenceFileStem(name);
+    // ReadTensors reads a folder holding input_K.pb as a test data set (its inputs only).
+    if (stem.rfind("input_", 0) == 0 || stem.rfind("output_", 0) == 0) stem += "_";
+    for (int k = 2; !used_stems.insert(stem).second; ++k) stem = fmt::format("{}_{}", ReferenceFileStem(name), k);
+    return WriteTensorProto(folder / (stem + ".pb"), tensor, name);
+  };
+  SavedIntermediates saved;
+  for (const auto& in : inputs) {
+    ORTKIT_RETURN_IF_ERROR(write(in.name, in.tensor));
+    ++saved.inputs;
+  }
+  const auto& values = working.index.values;
+  const std::size_t chunk_size = std::max<std::size_t>(1, options.chunk_size);
+  const std::size_t considered = options.max_values > 0 ? std::min(options.max_values, values.size()) : values.size();
+  LocalizeStats stats;
+  for (std::size_t first = 0; first < considered; first += chunk_size) {
+    if (options.time_budget.count() > 0 && Clock::now() - start >= options.time_budget) {
+      return MakeError(
+          ErrorKind::kUnavailable,
+          fmt::format("the time budget of {:.3g} s ran out after writing {} of {} values",
+                      std::chrono::duration<double>(options.time_budget).count(), saved.values, considered));
+    }
+    std::span<const std::string> names(values.data() + first, std::min(chunk_size, considered - first));
+    ORTKIT_ASSIGN_OR_RETURN(auto tensors, RunExposing(runtime, working, config, config.provider, names, inputs, stats));
+    for (const auto& t : tensors) ORTKIT_RETURN_IF_ERROR(write(t.name, t.tensor));
+    saved.values += tensors.size();
+    ++saved.chunks_run;
+  }
+  return saved;
+}
+
+std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report) {
+  std::vector<Diagnosis> diagnoses;
+  if (const auto& d = report.divergence) {
+    const auto& c = d->comparison;
+    std::string message = fmt::format(
+        "'{}' produced by node '{}' ({}) is the first value that differs between {} and {}: {}; max abs error {:.3g}, "
+        "max rel error {:.3g}",
+        d->value, d->node, d->op_type, report.label_a, report.label_b, c.problem, c.max_abs_error, c.max_rel_error);
+    if (!d->inputs.empty()) {
+      std::vector<std::string> inputs;
+      for (const auto& in : d->inputs) inputs.push_back(UpstreamText(in));
+      message += fmt::format("; its inputs: {}", fmt::join(inputs, ", "));
+    }
+    if (d->last_agreeing) message += fmt::format("; last agreeing value upstream: {}", UpstreamText(*d->last_agreeing));
+    for (const auto& init : d->differing_initializers) {
+      message += fmt::format("; initializer '{}' differs between the models ({})", init.name, init.problem);
+    }
+    Location where;
+    where.node = d->node;
+    where.op_type = d->op_type;
+    where.tensor = d->value;
+    diagnoses.push_back(Diagnose("validate.diverges-at-node", std::move(message), std::move(where)));
+  } else if (report.vanished()) {
+    std::vector<std::string> failing;
+    for (const auto& o : report.outputs.outputs) {
+      if (!o.passed) failing.push_back("'" + o.name + "'");
+    }
+    diagnoses.push_back(Diagnose(
+        "validate.divergence-vanished",
+        fmt::format(
+            "output{} {} differ between {} and {}, but all {} intermediate values compared agree once exposed as "
+            "outputs",
+            failing.size() == 1 ? "" : "s", fmt::join(failing, ", "), report.label_a, report.label_b,
+            report.stats.values_compared)));
+  } else if (report.walked && !report.complete) {
+    diagnoses.push_back(Diagnose("validate.localize-incomplete",
+                                 fmt::format("localisation between {} and {} stopped before finding a divergence: {}",
+                                             report.label_a, report.label_b, report.stopped_because)));
+  }
+  return diagnoses;
+}
+
+nlohmann::json LocalizeReport::ToJson() const {
+  nlohmann::json j = {{"reference", label_a}, {"checked", label_b},   {"outputs", outputs.ToJson()},
+                      {"walked", walked},     {"complete", complete}, {"vanished", vanished()},
+                      {"skipped", skipped}};
+  if (!stopped_because.empty()) j["stopped_because"] = stopped_because;
+  auto upstream = [](const UpstreamValue& up) {
+    nlohmann::json u = {{"value", up.value}, {"state", ToString(up.state)}};
+    if (!up.node.empty()) {
+      u["node"] = up.node;
+      u["op_type"] = up.op_type;
+    }
+    return u;
+  };
+  if (divergence) {
+    nlohmann::json d = {{"value", divergence->value},        {"node", divergence->node},
+                        {"op_type", divergence->op_type},    {"node_index", divergence->node_index},
+                        {"position", divergence->position},  {"comparison", divergence->comparison.ToJson()},
+                        {"inputs", nlohmann::json::array()}, {"differing_initializers", nlohmann::json::array()}};
+    for (const auto& in : divergence->inputs) d["inputs"].push_back(upstream(in));
+    if (divergence->last_agreeing) d["last_agreeing"] = upstream(*divergence->last_agreeing);
+    for (const auto& init : divergence->differing_initializers) d["differing_initializers"].push_back(init.ToJson());
+    j["divergence"] = std::move(d);
+  } else {
+    j["divergence"] = nullptr;
+  }
+  j["stats"] = {{"values_total", stats.values_total},       {"values_considered", stats.values_considered},
+                {"values_compared", stats.values_compared}, {"values_skipped", stats.values_skipped},
+                {"chunks_run", stats.chunks_run},           {"sessions_created", stats.sessions_created},
+                {"peak_fetched", stats.peak_fetched},       {"elapsed_ms", stats.elapsed_ms}};
+  return j;
+}
+
+}  // namespace ortkit

@@ -1,0 +1,48 @@
+#pragma once
+// References: inputs and expected outputs recorded by the framework (an ONNX test-case folder,
+// one test_data_set_N folder, an .npz, or a folder of NAME.npy files), matched to a model's
+// inputs and outputs, and the validation of a session against them.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/validate/compare.h"
+
+namespace ortkit {
+
+/// One set of inputs with the outputs the framework produced for them.
+struct ReferenceCase {
+  std::string label;  ///< "test_data_set_0", "reference.npz"
+  std::vector<NamedTensor> inputs;
+  std::vector<NamedTensor> expected;
+};
+
+/// Reads `path` and assigns each tensor to a model input or output: by name, or by position for
+/// test-case files without names (input_K / output_K). A tensor that matches neither, a missing
+/// input, or a reference with no expected outputs is an error naming the tensor and listing the
+/// model's names.
+Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path, const std::vector<TensorSpec>& inputs,
+                                                 const std::vector<TensorSpec>& outputs);
+
+struct CaseResult {
+  std::string label;
+  bool ran = false;
+  std::string run_error;  ///< the runtime's message when !ran
+  ComparisonReport comparison;
+};
+
+struct ValidationReport {
+  std::vector<CaseResult> cases;
+  bool Passed() const;
+  nlohmann::json ToJson() const;
+};
+
+/// Runs every case on `session` and compares with its expected outputs.
+ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases, const ToleranceRules& tolerance);
+
+}  // namespace ortkit

@@ -1,0 +1,293 @@
+#include "ortkit/validate/sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/diagnose/runtime_messages.h"
+
+namespace ortkit {
+namespace {
+
+bool IsBatchLike(const std::string& symbol) { return DefaultDimSize(symbol, 1) == 1 && symbol != ""; }
+
+std::vector<std::string> SymbolsInOrder(const std::vector<TensorSpec>& inputs) {
+  std::vector<std::string> out;
+  for (const auto& spec : inputs) {
+    for (const auto& d : spec.dims) {
+      if (!d.fixed() && !d.symbol.empty() && std::find(out.begin(), out.end(), d.symbol) == out.end()) out.push_back(d.symbol);
+    }
+  }
+  return out;
+}
+
+// Input bytes with every symbolic dimension at `plan`'s size (defaults elsewhere).
+std::uint64_t InputBytes(const std::vector<TensorSpec>& inputs, const InputPlan& plan) {
+  std::uint64_t total = 0;
+  for (const auto& spec : inputs) {
+    auto shape = ResolveShape(spec, plan);
+    if (!shape.ok()) continue;
+    auto count = ElementCountOf(*shape);
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (count.ok() && info != nullptr) total += static_cast<std::uint64_t>(*count) * std::max(1, info->size);
+  }
+  return total;
+}
+
+// The axis of `spec` that carries `symbol`, or -1.
+int AxisOf(const TensorSpec& spec, const std::string& symbol) {
+  for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+    if (!spec.dims[i].fixed() && spec.dims[i].symbol == symbol) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string DimsText(const std::map<std::string, std::int64_t>& dims) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : dims) parts.push_back(fmt::format("{}={}", k, v));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector<NamedTensor>& outputs,
+                  const std::map<std::string, std::int64_t>& dims, SweepCell& cell) {
+  for (const auto& out : outputs) {
+    const Tensor& t = out.tensor;
+    if (!t.is_string() && FindDataType(t.type())->is_float) {
+      std::int64_t bad = 0;
+      for (std::int64_t i = 0; i < t.element_count(); ++i) bad += !std::isfinite(t.AsDouble(i));
+      if (bad > 0) {
+        Location where;
+        where.output = out.name;
+        cell.diagnoses.push_back(Diagnose("sweep.nan-inf",
+                                          fmt::format("at {}: output '{}' ({}) holds {} NaN/Inf value{}", DimsText(dims), out.name,
+                                                      t.Describe(), bad, bad == 1 ? "" : "s"),
+                                          where));
+      }
+    }
+    auto spec = std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == out.name; });
+    if (spec == output_specs.end() || spec->dims.size() != t.shape().size()) continue;
+    for (std::size_t d = 0; d < spec->dims.size(); ++d) {
+      auto it = dims.find(spec->dims[d].symbol);
+      if (spec->dims[d].fixed() || it == dims.end() || it->second == t.shape()[d]) continue;
+      Location where;
+      where.output = out.name;
+      where.dimension = std::to_string(d);
+      cell.diagnoses.push_back(Diagnose(
+          "sweep.output-dim-mismatch",
+          fmt::format("at {}: output '{}' dimension {} ('{}') is {} but {}={}", DimsText(dims), out.name, d,
+                      spec->dims[d].symbol, t.shape()[d], it->first, it->second),
+          where));
+    }
+  }
+}
+
+void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& input_specs,
+                           const std::vector<TensorSpec>& output_specs, const std::vector<NamedTensor>& inputs,
+                           const std::vector<NamedTensor>& outputs, const std::string& batch_dim, std::int64_t batch,
+                           const SweepOptions& options, SweepCell& cell) {
+  for (const auto& spec : input_specs) {
+    const int axis = AxisOf(spec, batch_dim);
+    if (axis > 0) return;  // batch on another axis than the first: row slicing is not defined here
+  }
+  std::set<std::int64_t> rows = {0, batch / 2, batch - 1};
+  int checked = 0;
+  for (std::int64_t row : rows) {
+    if (checked++ >= options.rows_checked) break;
+    std::vector<NamedTensor> row_inputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (AxisOf(input_specs[i], batch_dim) == 0) {
+        auto slice = inputs[i].tensor.SliceRows(row, row + 1);
+        if (!slice.ok()) return;
+        row_inputs.push_back({inputs[i].name, std::move(slice).value()});
+      } else {
+        row_inputs.push_back({inputs[i].name, inputs[i].tensor.Clone()});
+      }
+    }
+    auto row_outputs = RunSession(session, RunRequest{row_inputs, {}});
+    if (!row_outputs.ok()) {
+      auto d = TranslateRuntimeError(row_outputs.error().message, {}, /*during_run=*/true);
+      d.message = fmt::format("row {} alone ({}=1) failed: {}", row, batch_dim, d.message);
+      cell.diagnoses.push_back(std::move(d));
+      return;
+    }
+    cell.batch_checked = true;
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      const Tensor& full = outputs[o].tensor;
+      auto spec = std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == outputs[o].name; });
+      const bool batched = spec != output_specs.end() ? AxisOf(*spec, batch_dim) == 0
+                                                      : (!full.shape().empty() && full.shape()[0] == batch);
+      if (!batched || full.shape().empty() || full.shape()[0] != batch) continue;
+      auto expected = full.SliceRows(row, row + 1);
+      if (!expected.ok()) continue;
+      const Tensor& alone = (*row_outputs)[o].tensor;
+      const auto c = CompareTensors(outputs[o].name, *expected, alone, options.tolerance.For(outputs[o].name, full.type()));
+      cell.batch_max_abs_error = std::max(cell.batch_max_abs_error, c.max_abs_error);
+      if (!c.passed) {
+        Location where;
+        where.output = outputs[o].name;
+        cell.diagnoses.push_back(Diagnose(
+            "sweep.batch-inconsistent",
+            fmt::format("at {}: row {} of output '{}' differs from the same row run alone: {} (max abs error {:.3g})",
+                        fmt::format("{}={}", batch_dim, batch), row, outputs[o].name, c.problem, c.max_abs_error),
+            where));
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<SweepAxis> ParseSweepAxis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}': expected NAME=V1,V2,... e.g. batch=1,4,16", text));
+  }
+  SweepAxis axis;
+  axis.dim = text.substr(0, eq);
+  std::stringstream values(text.substr(eq + 1));
+  std::string item;
+  while (std::getline(values, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      axis.values.push_back(v);
+    } catch (const std::exception&) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}': '{}' is not a size (a whole number >= 0)", text, item));
+    }
+  }
+  return axis;
+}
+
+std::string DetectBatchDim(const std::vector<TensorSpec>& inputs) {
+  std::string candidate;
+  for (const auto& spec : inputs) {
+    if (spec.dims.empty()) continue;
+    const DimSpec& first = spec.dims[0];
+    if (first.fixed() || first.symbol.empty()) return "";
+    if (candidate.empty()) candidate = first.symbol;
+    else if (candidate != first.symbol) return "";
+  }
+  return candidate;
+}
+
+std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
+                                      std::uint64_t memory_budget_bytes) {
+  std::vector<SweepAxis> axes;
+  const std::string batch = DetectBatchDim(inputs);
+  for (const auto& symbol : SymbolsInOrder(inputs)) {
+    if (base.dims.count(symbol)) continue;  // fixed by the user
+    const bool batch_like = symbol == batch || IsBatchLike(symbol);
+    const std::int64_t typical = batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2);
+    const std::vector<std::int64_t> large_candidates =
+        batch_like ? std::vector<std::int64_t>{64, 32, 16, 8} : std::vector<std::int64_t>{256, 128, 64, 32};
+    // Activations are assumed to take up to 64x the input bytes: a rough bound that keeps
+    // the largest cell inside the budget for common encoders and CNNs.
+    std::int64_t large = typical;
+    for (std::int64_t candidate : large_candidates) {
+      InputPlan plan = base;
+      plan.dims[symbol] = candidate;
+      if (InputBytes(inputs, plan) * 64 <= memory_budget_bytes) {
+        large = candidate;
+        break;
+      }
+    }
+    SweepAxis axis{symbol, {1}};
+    if (typical > 1) axis.values.push_back(typical);
+    if (large > typical) axis.values.push_back(large);
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+bool SweepReport::Passed() const {
+  return std::all_of(cells.begin(), cells.end(), [](const SweepCell& c) { return c.state == SweepCell::State::kPassed; });
+}
+
+nlohmann::json SweepReport::ToJson() const {
+  nlohmann::json j = {{"passed", Passed()}, {"batch_dim", batch_dim}, {"axes", nlohmann::json::array()}, {"cells", nlohmann::json::array()}};
+  for (const auto& a : axes) j["axes"].push_back({{"dim", a.dim}, {"values", a.values}});
+  for (const auto& c : cells) {
+    j["cells"].push_back({{"dims", c.dims},
+                          {"state", c.state == SweepCell::State::kPassed ? "passed" : "failed"},
+                          {"run_ms", c.run_ms},
+                          {"batch_checked", c.batch_checked},
+                          {"batch_max_abs_error", c.batch_max_abs_error},
+                          {"diagnoses", c.diagnoses}});
+  }
+  return j;
+}
+
+Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, const SweepOptions& options) {
+  ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
+  ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
+  SweepReport report;
+  report.axes = options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes) : options.axes;
+  {
+    InputPlan check = options.base;
+    for (const auto& axis : report.axes) {
+      if (axis.values.empty()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}' has no values", axis.dim));
+      check.dims[axis.dim] = axis.values.front();
+    }
+    auto status = ValidatePlan(check, input_specs);
+    if (!status.ok()) return MakeError(ErrorKind::kInvalidArgument, "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
+  }
+  report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(input_specs) : options.batch_dim;
+  const auto hints = AnalyzeInputValues(model);
+
+  std::vector<std::size_t> odometer(report.axes.size(), 0);
+  while (true) {
+    InputPlan plan = options.base;
+    SweepCell cell;
+    for (std::size_t a = 0; a < report.axes.size(); ++a) {
+      plan.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
+      cell.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
+    }
+    // Every symbolic dimension gets a size, swept or not, so output checks know them all.
+    std::map<std::string, std::int64_t> all_dims = plan.dims;
+    for (const auto& spec : input_specs) {
+      auto shape = ResolveShape(spec, plan);
+      if (!shape.ok()) continue;
+      for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+        if (!spec.dims[d].fixed() && !spec.dims[d].symbol.empty()) all_dims.emplace(spec.dims[d].symbol, (*shape)[d]);
+      }
+    }
+    auto inputs = SynthesizeInputs(input_specs, hints, plan);
+    if (!inputs.ok()) return inputs.error();
+    const auto start = std::chrono::steady_clock::now();
+    auto outputs = RunSession(session, RunRequest{*inputs, {}});
+    cell.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!outputs.ok()) {
+      auto d = TranslateRuntimeError(outputs.error().message, {}, /*during_run=*/true);
+      d.message = fmt::format("at {}: {}", DimsText(cell.dims), d.message);
+      cell.diagnoses.push_back(std::move(d));
+    } else {
+      CheckOutputs(output_specs, *outputs, all_dims, cell);
+      auto batch = all_dims.find(report.batch_dim);
+      if (options.batch_consistency && !report.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
+          cell.diagnoses.empty()) {
+        CheckBatchConsistency(session, input_specs, output_specs, *inputs, *outputs, report.batch_dim, batch->second, options, cell);
+      }
+    }
+    if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
+    report.cells.push_back(std::move(cell));
+
+    std::size_t a = report.axes.size();
+    while (a > 0) {
+      --a;
+      if (++odometer[a] < report.axes[a].values.size()) break;
+      odometer[a] = 0;
+      if (a == 0) return report;
+    }
+    if (report.axes.empty()) return report;
+  }
+}
+
+}  // namespace ortkit

@@ -1,0 +1,70 @@
+#pragma once
+// The dynamic-shape sweep: one session, a grid of values for the model's symbolic dimensions,
+// and for each cell: the run succeeds, no NaN/Inf, output dimensions follow the input dimensions
+// of the same name, and row i of a batched run equals row i run alone.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/synthesis.h"
+#include "ortkit/validate/compare.h"
+
+namespace ortkit {
+
+struct SweepAxis {
+  std::string dim;                   ///< a symbolic dimension name of the inputs
+  std::vector<std::int64_t> values;  ///< sizes to try, in order
+};
+
+/// Parses "batch=1,4,16" into an axis. Errors name the text.
+Result<SweepAxis> ParseSweepAxis(const std::string& text);
+
+struct SweepOptions {
+  std::vector<SweepAxis> axes;  ///< empty: every symbolic dimension, chosen by ChooseAutoAxes
+  InputPlan base;               ///< sizes of dimensions not swept, and the seed
+  ToleranceRules tolerance;     ///< for batch consistency
+  bool batch_consistency = true;
+  std::string batch_dim;                     ///< empty: detected (see DetectBatchDim)
+  int rows_checked = 3;                      ///< rows compared per batched cell: first, middle, last
+  std::uint64_t memory_budget_bytes = 1ULL << 30;  ///< for choosing the large extreme in auto mode
+};
+
+/// For each symbolic input dimension: 1, a typical value and a large one that fits the budget.
+/// Sizes come from `probe_bytes_per_unit`: input bytes per unit of each dimension, measured by the caller.
+std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
+                                      std::uint64_t memory_budget_bytes);
+
+/// The symbolic name of the batch axis: the first input dimension's symbol when it is shared by
+/// every input of rank >= 1 (or batch-like). Empty when there is none.
+std::string DetectBatchDim(const std::vector<TensorSpec>& inputs);
+
+struct SweepCell {
+  std::map<std::string, std::int64_t> dims;
+  enum class State { kPassed, kFailed } state = State::kPassed;
+  double run_ms = 0;          ///< the batched run's wall time
+  bool batch_checked = false;
+  double batch_max_abs_error = 0;
+  std::vector<Diagnosis> diagnoses;  ///< why the cell failed
+};
+
+struct SweepReport {
+  std::vector<SweepAxis> axes;
+  std::string batch_dim;
+  std::vector<SweepCell> cells;  ///< the grid, row-major over `axes`
+  bool Passed() const;
+  nlohmann::json ToJson() const;
+};
+
+/// Runs the grid on `session`. `model` gives input value hints (indices, masks). Errors only
+/// for bad options (unknown dimension names); failing cells are reported in the result.
+Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, const SweepOptions& options);
+
+}  // namespace ortkit

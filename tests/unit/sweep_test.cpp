@@ -1,0 +1,116 @@
+#include "ortkit/validate/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+class SweepTest : public ::testing::Test {
+ protected:
+  void Load(const char* text) {
+    runtime_ = std::move(Runtime::Create().value());
+    model_ = testing::ParseModelText(text);
+    auto session = Session::CreateFromBytes(*runtime_, model_.SerializeAsString(), SessionConfig{});
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    session_ = std::move(session).value();
+  }
+  SweepReport Sweep(std::vector<std::string> axes) {
+    SweepOptions options;
+    for (const auto& a : axes) options.axes.push_back(ParseSweepAxis(a).value());
+    auto report = RunSweep(*session_, model_, options);
+    EXPECT_TRUE(report.ok()) << report.error().message;
+    return report.ok() ? std::move(report).value() : SweepReport{};
+  }
+  std::unique_ptr<Runtime> runtime_;
+  onnx::ModelProto model_;
+  std::unique_ptr<Session> session_;
+};
+
+constexpr const char* kHealthy = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[batch, seq, 4] x) => (float[batch, seq, 4] y) {
+    w = Constant <value = float[4, 4] {1,0,0,0, 0,2,0,0, 0,0,3,0, 0,0,0,4}> ()
+    m = MatMul (x, w)
+    y = Softmax <axis = -1> (m)
+  }
+)";
+
+// x.view(2, -1): the traced batch of 2 is baked into the Reshape.
+constexpr const char* kBakedReshape = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[batch, 3] x) => (float[batch, 3] y) {
+    shape = Constant <value = int64[2] {2, -1}> ()
+    flat = Reshape (x, shape)
+    back = Constant <value = int64[2] {-1, 3}> ()
+    y = Reshape (flat, back)
+  }
+)";
+
+// Rows leak: every row gets the batch mean added.
+constexpr const char* kLeakyRows = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[batch, 3] x) => (float[batch, 3] y) {
+    mean = ReduceMean <axes = [0], keepdims = 1> (x)
+    y = Add (x, mean)
+  }
+)";
+
+TEST_F(SweepTest, HealthyModelPassesEveryCell) {
+  Load(kHealthy);
+  auto report = Sweep({"batch=1,3,8", "seq=1,5"});
+  EXPECT_TRUE(report.Passed());
+  ASSERT_EQ(report.cells.size(), 6u);
+  EXPECT_EQ(report.batch_dim, "batch");
+  EXPECT_EQ(report.cells[2].dims.at("batch"), 3);
+  EXPECT_TRUE(report.cells[2].batch_checked);
+  EXPECT_FALSE(report.cells[0].batch_checked);  // batch 1: nothing to compare
+}
+
+TEST_F(SweepTest, BakedBatchFailsAtOtherBatchesAndNamesTheReshape) {
+  Load(kBakedReshape);
+  auto report = Sweep({"batch=1,2,7"});
+  ASSERT_EQ(report.cells.size(), 3u);
+  EXPECT_EQ(report.cells[1].state, SweepCell::State::kFailed) << "batch 2: row 0 alone cannot be reshaped to [2, -1]";
+  EXPECT_EQ(report.cells[2].state, SweepCell::State::kFailed);
+  ASSERT_FALSE(report.cells[2].diagnoses.empty());
+  EXPECT_NE(report.cells[2].diagnoses[0].message.find("batch=7"), std::string::npos) << report.cells[2].diagnoses[0].message;
+}
+
+TEST_F(SweepTest, LeakingRowsAreCaught) {
+  Load(kLeakyRows);
+  auto report = Sweep({"batch=1,4"});
+  EXPECT_FALSE(report.Passed());
+  ASSERT_FALSE(report.cells[1].diagnoses.empty());
+  EXPECT_EQ(report.cells[1].diagnoses[0].code, "sweep.batch-inconsistent");
+  EXPECT_EQ(report.cells[1].diagnoses[0].location.output, "y");
+  EXPECT_TRUE(report.cells[0].diagnoses.empty());
+}
+
+TEST_F(SweepTest, AutoAxesCoverEverySymbolWithExtremes) {
+  Load(kHealthy);
+  SweepOptions options;
+  auto report = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->axes.size(), 2u);
+  EXPECT_EQ(report->axes[0].dim, "batch");
+  EXPECT_EQ(report->axes[0].values.front(), 1);
+  EXPECT_GE(report->axes[0].values.back(), 8);
+  EXPECT_EQ(report->axes[1].values.front(), 1);
+  EXPECT_TRUE(report->Passed());
+}
+
+TEST_F(SweepTest, UnknownDimensionIsAnError) {
+  Load(kHealthy);
+  SweepOptions options;
+  options.axes.push_back(ParseSweepAxis("sequence=1,2").value());
+  auto report = RunSweep(*session_, model_, options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.error().message.find("sequence"), std::string::npos) << report.error().message;
+  EXPECT_FALSE(ParseSweepAxis("batch=1,x").ok());
+  EXPECT_FALSE(ParseSweepAxis("batch").ok());
+}
+
+}  // namespace
+}  // namespace ortkit

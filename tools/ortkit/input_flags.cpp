@@ -1,0 +1,157 @@
+#include "input_flags.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ortkit/tensor/test_case.h"
+
+namespace ortkit::cli {
+namespace {
+
+Result<std::int64_t> ParseSize(const std::string& text, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0) return static_cast<std::int64_t>(v);
+  } catch (const std::exception&) {
+  }
+  return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: '{}' is not a size (a whole number >= 0)", flag, text));
+}
+
+std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, sep)) parts.push_back(item);
+  return parts;
+}
+
+}  // namespace
+
+void InputFlags::Register(CLI::App* cmd) {
+  cmd->add_option("--dim", dims, "size of a symbolic dimension, e.g. --dim batch=4,seq_len=128 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--shape", shapes, "full shape of one input, e.g. --shape pixel_values=1x3x224x224 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--input", files,
+                  "input values: NAME=FILE (.npy, .pb), or FILE/DIR (.npz, folder of NAME.npy, test_data_set_N) "
+                  "holding tensors named after inputs; the rest are synthesised (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str();
+}
+
+Result<std::vector<std::int64_t>> ParseShape(const std::string& text) {
+  std::vector<std::int64_t> shape;
+  if (text.empty() || text == "scalar") return shape;
+  std::string normalised = text;
+  std::replace(normalised.begin(), normalised.end(), ',', 'x');
+  for (const auto& part : Split(normalised, 'x')) {
+    ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseSize(part, "shape '" + text + "'"));
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+Result<InputPlan> ParsePlan(const InputFlags& flags) {
+  InputPlan plan;
+  plan.seed = flags.seed;
+  for (const auto& group : flags.dims) {
+    for (const auto& item : Split(group, ',')) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim '{}': expected NAME=SIZE, e.g. --dim batch=4", item));
+      }
+      ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseSize(item.substr(eq + 1), "--dim " + item));
+      plan.dims[item.substr(0, eq)] = v;
+    }
+  }
+  for (const auto& item : flags.shapes) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape '{}': expected NAME=D1xD2x..., e.g. --shape x=1x3x224x224", item));
+    }
+    ORTKIT_ASSIGN_OR_RETURN(auto shape, ParseShape(item.substr(eq + 1)));
+    plan.shapes[item.substr(0, eq)] = std::move(shape);
+  }
+  return plan;
+}
+
+Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model, const InputFlags& flags) {
+  ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
+  ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, specs));
+  std::vector<NamedTensor> given;
+  std::vector<PreparedInput> given_sources;
+  auto is_input = [&](const std::string& name) {
+    return std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
+  };
+  for (const auto& item : flags.files) {
+    const auto eq = item.find('=');
+    if (eq != std::string::npos && eq > 0 && is_input(item.substr(0, eq))) {
+      const std::string name = item.substr(0, eq);
+      ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item.substr(eq + 1)));
+      if (tensors.size() != 1) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--input {}: the file holds {} tensors; NAME=FILE takes a file with one", item, tensors.size()));
+      }
+      tensors[0].name = name;
+      given_sources.push_back({name, "file " + item.substr(eq + 1)});
+      given.push_back(std::move(tensors[0]));
+      continue;
+    }
+    ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item));
+    for (auto& t : tensors) {
+      if (!is_input(t.name)) {
+        std::vector<std::string> names;
+        for (const auto& s : specs) names.push_back(s.name);
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--input {}: tensor '{}' is not an input of the model (inputs: {})",
+                                                                  item, t.name, fmt::join(names, ", ")));
+      }
+      given_sources.push_back({t.name, "file " + item});
+      given.push_back(std::move(t));
+    }
+  }
+  // Synthesised inputs follow the given ones' sizes: a symbolic dimension takes the size the
+  // given tensor has, unless --dim says otherwise.
+  for (const auto& t : given) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == t.name; });
+    for (std::size_t d = 0; d < spec->dims.size() && d < t.tensor.shape().size(); ++d) {
+      if (!spec->dims[d].fixed() && !spec->dims[d].symbol.empty()) plan.dims.emplace(spec->dims[d].symbol, t.tensor.shape()[d]);
+    }
+  }
+  std::vector<TensorSpec> missing;
+  for (const auto& s : specs) {
+    if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; })) missing.push_back(s);
+  }
+  const auto hints = model != nullptr ? AnalyzeInputValues(*model) : std::map<std::string, ValueHint>{};
+  ORTKIT_ASSIGN_OR_RETURN(auto synthesised, SynthesizeInputs(missing, hints, plan));
+
+  PreparedInputs prepared;
+  for (const auto& spec : specs) {
+    auto from = [&](std::vector<NamedTensor>& list) {
+      return std::find_if(list.begin(), list.end(), [&](const NamedTensor& t) { return t.name == spec.name; });
+    };
+    if (auto it = from(given); it != given.end()) {
+      prepared.tensors.push_back(std::move(*it));
+      prepared.sources.push_back(*std::find_if(given_sources.begin(), given_sources.end(),
+                                               [&](const PreparedInput& p) { return p.name == spec.name; }));
+    } else if (auto s = from(synthesised); s != synthesised.end()) {
+      std::string source = "synthesised: ";
+      auto hint = hints.find(spec.name);
+      if (hint != hints.end()) source += hint->second.reason;
+      else if (spec.type == DataType::kBool) source += "random true/false";
+      else if (FindDataType(spec.type) != nullptr && FindDataType(spec.type)->is_float) source += "normal(0, 1)";
+      else source += "integers in [0, 4)";
+      prepared.tensors.push_back(std::move(*s));
+      prepared.sources.push_back({spec.name, source});
+    }
+  }
+  return prepared;
+}
+
+}  // namespace ortkit::cli

@@ -1,0 +1,48 @@
+#pragma once
+// The flags every command that runs a model shares: --dim, --shape, --input, --seed, --provider,
+// and how they become the inputs of a run.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/synthesis.h"
+
+namespace ortkit::cli {
+
+struct InputFlags {
+  std::vector<std::string> dims;    ///< "batch=4" or "batch=4,seq_len=128"
+  std::vector<std::string> shapes;  ///< "x=1x3x224x224"
+  std::vector<std::string> files;   ///< "name=FILE", or FILE/DIR holding tensors named after inputs
+  std::uint64_t seed = 0;
+
+  void Register(CLI::App* cmd);
+};
+
+/// The plan (--dim, --shape, --seed) with each flag's syntax checked.
+Result<InputPlan> ParsePlan(const InputFlags& flags);
+
+/// How each input was obtained, for the report.
+struct PreparedInput {
+  std::string name;
+  std::string source;  ///< "file x.npy", "synthesised: indices into 'emb' (100 rows)", "synthesised: normal(0, 1)"
+};
+
+struct PreparedInputs {
+  std::vector<NamedTensor> tensors;
+  std::vector<PreparedInput> sources;
+};
+
+/// Inputs for `specs`: read from --input files where given, synthesised otherwise. The plan is
+/// checked against the model first (a --dim the model lacks is an error).
+Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model, const InputFlags& flags);
+
+/// Parses "1x3x224x224" (also "1,3,224,224"); "" or "scalar" is a scalar.
+Result<std::vector<std::int64_t>> ParseShape(const std::string& text);
+
+}  // namespace ortkit::cli

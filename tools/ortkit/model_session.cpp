@@ -1,0 +1,59 @@
+#include "model_session.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "ortkit/diagnose/runtime_messages.h"
+
+namespace ortkit::cli {
+
+void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary, Format format) {
+  if (format == Format::kJson) {
+    nlohmann::json json = {{"error", summary}, {"diagnoses", diagnoses}};
+    std::cout << json.dump(2) << "\n";
+    return;
+  }
+  const Style style = Style::ForStream(stderr);
+  std::string out = fmt::format("ortkit {}: {}\n", command, summary);
+  for (const auto& d : diagnoses) out += "\n" + RenderDiagnosis(d, style);
+  std::fputs(out.c_str(), stderr);
+}
+
+Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionConfig& config, Format format,
+                              const std::string& command, int* exit_code) {
+  OpenedModel opened;
+  ModelLoad load = LoadModelFile(path);
+  if (!load.model) {
+    *exit_code = load.io_error ? kExitUsage : kExitFindings;
+    ReportFailure(command, load.diagnoses, "cannot read " + path.string(), format);
+    return MakeError(ErrorKind::kInvalidModel, "cannot read model");
+  }
+  opened.model = std::move(load.model);
+  auto runtime = Runtime::Create();
+  if (!runtime.ok()) {
+    *exit_code = kExitInternal;
+    ReportFailure(command, {}, runtime.error().message, format);
+    return runtime.error();
+  }
+  opened.runtime = std::move(runtime).value();
+  auto session = Session::Create(*opened.runtime, path, config);
+  if (!session.ok()) {
+    Location where;
+    where.file = path.string();
+    const Error& error = session.error();
+    const bool provider = error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInvalidArgument;
+    *exit_code = provider ? kExitUsage : kExitFindings;
+    Diagnosis d = provider ? Diagnose("runtime.provider-unavailable", error.message, where) : TranslateRuntimeError(error.message, where);
+    ReportFailure(command, {d}, "ONNX Runtime cannot load " + path.string(), format);
+    return error;
+  }
+  opened.session = std::move(session).value();
+  return opened;
+}
+
+}  // namespace ortkit::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Opening a model for the commands that run it: parse the file (for diagnoses and input hints),
+// create the runtime and a session, and turn each failure into a printed diagnosis and exit code.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "ortkit/model/model_file.h"
+#include "ortkit/runtime/runtime.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+
+struct OpenedModel {
+  std::unique_ptr<ModelFile> model;
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<Session> session;
+};
+
+/// Opens `path` on `config`. On failure prints the diagnoses (text on stderr, or JSON
+/// {"error", "diagnoses"} on stdout) and sets `exit_code`: 2 for unreadable files and
+/// unavailable providers, 1 for a model that the runtime refuses.
+Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionConfig& config, Format format,
+                              const std::string& command, int* exit_code);
+
+/// Prints one failure as a diagnosis (text on stderr or JSON on stdout).
+void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary, Format format);
+
+}  // namespace ortkit::cli

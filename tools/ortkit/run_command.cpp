@@ -1,0 +1,145 @@
+// ortkit run MODEL: one run, with statistics of every output, optionally saved.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "input_flags.h"
+#include "model_session.h"
+#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/tensor/npy.h"
+#include "ortkit/tensor/npz.h"
+#include "ortkit/tensor/statistics.h"
+#include "ortkit/tensor/test_case.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+struct RunFlags {
+  std::filesystem::path model;
+  InputFlags inputs;
+  std::string provider = "cpu";
+  std::filesystem::path output_dir;
+  std::string save_format = "npy";
+  std::string format = "text";
+};
+
+std::string Number(double v) { return fmt::format("{:.6g}", v); }
+
+Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs, const std::vector<NamedTensor>& outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(flags.output_dir, ec);
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("--output-dir {}: {}", flags.output_dir.string(), ec.message()));
+  if (flags.save_format == "npz") return WriteNpz(flags.output_dir / "outputs.npz", outputs);
+  if (flags.save_format == "pb") return WriteTestDataSet(flags.output_dir / "test_data_set_0", inputs, outputs);
+  for (const auto& out : outputs) {
+    std::string file = out.name;
+    for (char& c : file) {
+      if (c == '/' || c == '\\' || c == ':') c = '_';
+    }
+    ORTKIT_RETURN_IF_ERROR(WriteNpy(flags.output_dir / (file + ".npy"), out.tensor));
+  }
+  return OkStatus();
+}
+
+int Run(const RunFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  int exit_code = kExitOk;
+  SessionConfig config;
+  config.provider = flags.provider;
+  auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
+  if (!opened.ok()) return exit_code;
+  Session& session = *opened->session;
+  auto specs = DescribeInputs(session);
+  if (!specs.ok()) {
+    ReportFailure("run", {}, specs.error().message, format);
+    return kExitFindings;
+  }
+  auto prepared = PrepareInputs(*specs, opened->model->proto.get(), flags.inputs);
+  if (!prepared.ok()) {
+    ReportFailure("run", {}, prepared.error().message, format);
+    return kExitUsage;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = RunSession(session, RunRequest{prepared->tensors, {}});
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outputs.ok()) {
+    const bool input_problem = outputs.error().kind == ErrorKind::kInvalidArgument;
+    Location where;
+    where.file = flags.model.string();
+    Diagnosis d = input_problem ? Diagnose("runtime.invalid-input", outputs.error().message, where)
+                                : TranslateRuntimeError(outputs.error().message, where, /*during_run=*/true);
+    ReportFailure("run", {d}, "the run failed", format);
+    return input_problem ? kExitUsage : kExitFindings;
+  }
+  if (!flags.output_dir.empty()) {
+    auto saved = SaveOutputs(flags, prepared->tensors, *outputs);
+    if (!saved.ok()) {
+      ReportFailure("run", {}, saved.error().message, format);
+      return kExitUsage;
+    }
+  }
+
+  if (format == Format::kJson) {
+    nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", ms}};
+    for (std::size_t i = 0; i < prepared->tensors.size(); ++i) {
+      json["inputs"].push_back({{"name", prepared->tensors[i].name},
+                                {"type", DataTypeName(prepared->tensors[i].tensor.type())},
+                                {"shape", prepared->tensors[i].tensor.shape()},
+                                {"source", prepared->sources[i].source}});
+    }
+    for (const auto& out : *outputs) {
+      const TensorStats s = ComputeStats(out.tensor);
+      json["outputs"].push_back({{"name", out.name}, {"type", DataTypeName(out.tensor.type())}, {"shape", out.tensor.shape()},
+                                 {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"nan", s.nan}, {"inf", s.inf}});
+    }
+    if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
+    std::cout << json.dump(2) << "\n";
+  } else {
+    const Style style = Style::ForStream(stdout);
+    std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),
+                                  flags.provider, ms);
+    Table in_table({"input", "type", "shape", "values"});
+    for (std::size_t i = 0; i < prepared->tensors.size(); ++i) {
+      const auto& t = prepared->tensors[i];
+      in_table.AddRow({t.name, std::string(DataTypeName(t.tensor.type())), ShapeToString(t.tensor.shape()), prepared->sources[i].source});
+    }
+    Table out_table({"output", "type", "shape", "min", "max", "mean", "NaN", "Inf"}, {false, false, false, true, true, true, true, true});
+    for (const auto& o : *outputs) {
+      const TensorStats s = ComputeStats(o.tensor);
+      out_table.AddRow({o.name, std::string(DataTypeName(o.tensor.type())), ShapeToString(o.tensor.shape()), Number(s.min),
+                        Number(s.max), Number(s.mean), s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
+                        s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
+    }
+    out += in_table.Render(style) + "\n" + out_table.Render(style);
+    if (!flags.output_dir.empty()) out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
+    std::fputs(out.c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterRun(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model once and summarise every output (min/max/mean, NaN/Inf)");
+  cmd->add_option("model", flags->model, "the .onnx file")->required();
+  flags->inputs.Register(cmd);
+  cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();
+  cmd->add_option("--output-dir", flags->output_dir, "save the outputs (and, with --save-format pb, the inputs) here");
+  cmd->add_option("--save-format", flags->save_format,
+                  "npy: DIR/NAME.npy per output; npz: DIR/outputs.npz; pb: DIR/test_data_set_0/{input,output}_K.pb, "
+                  "a reference for `ortkit validate`")
+      ->check(CLI::IsMember({"npy", "npz", "pb"}))
+      ->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli

@@ -1,0 +1,243 @@
+// ortkit validate MODEL: the model's numbers against the framework's, and at every shape it claims to accept.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "input_flags.h"
+#include "model_session.h"
+#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/validate/reference.h"
+#include "ortkit/validate/sweep.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+struct ValidateFlags {
+  std::filesystem::path model;
+  std::filesystem::path reference;
+  std::vector<std::string> sweep;  ///< "batch=1,4,16" ... or "auto"
+  std::optional<double> atol;
+  std::optional<double> rtol;
+  std::vector<std::string> per_output;  ///< "name:atol:rtol"
+  InputFlags inputs;
+  std::string provider = "cpu";
+  bool no_batch_check = false;
+  std::string format = "text";
+};
+
+std::string Sci(double v) { return fmt::format("{:.3g}", v); }
+
+Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
+  ToleranceRules rules;
+  rules.atol = flags.atol;
+  rules.rtol = flags.rtol;
+  for (const auto& item : flags.per_output) {
+    const auto last = item.rfind(':');
+    const auto middle = last == std::string::npos || last == 0 ? std::string::npos : item.rfind(':', last - 1);
+    if (middle == std::string::npos || middle == 0) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
+    }
+    try {
+      Tolerance t{std::stod(item.substr(middle + 1, last - middle - 1)), std::stod(item.substr(last + 1))};
+      if (t.atol < 0 || t.rtol < 0) throw std::invalid_argument("negative");
+      rules.per_output[item.substr(0, middle)] = t;
+    } catch (const std::exception&) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
+    }
+  }
+  if ((rules.atol && *rules.atol < 0) || (rules.rtol && *rules.rtol < 0)) {
+    return MakeError(ErrorKind::kInvalidArgument, "--atol and --rtol must be >= 0");
+  }
+  return rules;
+}
+
+std::string RenderComparison(const ComparisonReport& report, const Style& style) {
+  Table table({"output", "shape", "max abs", "max rel", "mean abs", "mismatches", "atol", "rtol", "result"},
+              {false, false, true, true, true, true, true, true, false});
+  std::string notes;
+  for (const auto& o : report.outputs) {
+    table.AddRow({o.name, o.actual_desc, Sci(o.max_abs_error), Sci(o.max_rel_error), Sci(o.mean_abs_error),
+                  fmt::format("{}/{}", o.mismatches, o.elements), Sci(o.tolerance.atol), Sci(o.tolerance.rtol),
+                  o.passed ? style.Green("pass") : style.Red("FAIL")});
+    if (!o.passed) {
+      notes += fmt::format("  {} {}\n", style.Red(o.name + ":"), o.problem);
+      if (!o.worst_position.empty() || o.worst_index >= 0) {
+        notes += fmt::format("    worst at [{}]: expected {}, got {}\n", fmt::join(o.worst_position, ", "),
+                             fmt::format("{:.8g}", o.worst_expected), fmt::format("{:.8g}", o.worst_actual));
+      }
+    }
+  }
+  for (const auto& name : report.missing_in_run) notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
+  for (const auto& name : report.not_in_reference) notes += fmt::format("  {} '{}' has no reference value (not compared)\n", style.Dim("note:"), name);
+  return table.Render(style) + (notes.empty() ? "" : "\n" + notes);
+}
+
+std::string RenderSweep(const SweepReport& report, const Style& style) {
+  std::vector<std::string> headers;
+  std::vector<bool> right;
+  for (const auto& axis : report.axes) {
+    headers.push_back(axis.dim);
+    right.push_back(true);
+  }
+  for (const char* h : {"result", "time ms", "batch check"}) {
+    headers.push_back(h);
+    right.push_back(std::string(h) == "time ms");
+  }
+  Table table(headers, right);
+  std::string problems;
+  for (const auto& cell : report.cells) {
+    std::vector<std::string> row;
+    for (const auto& axis : report.axes) row.push_back(std::to_string(cell.dims.at(axis.dim)));
+    const bool ok = cell.state == SweepCell::State::kPassed;
+    row.push_back(ok ? style.Green("pass") : style.Red("FAIL"));
+    row.push_back(fmt::format("{:.2f}", cell.run_ms));
+    row.push_back(cell.batch_checked ? fmt::format("max err {}", Sci(cell.batch_max_abs_error)) : style.Dim("-"));
+    table.AddRow(std::move(row));
+    for (const auto& d : cell.diagnoses) problems += "\n" + RenderDiagnosis(d, style);
+  }
+  std::string head = report.batch_dim.empty() ? "" : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n\n", report.batch_dim);
+  return head + table.Render(style) + problems;
+}
+
+int Run(const ValidateFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  auto tolerance = ParseTolerance(flags);
+  if (!tolerance.ok()) {
+    ReportFailure("validate", {}, tolerance.error().message, format);
+    return kExitUsage;
+  }
+  std::vector<SweepAxis> axes;
+  bool sweep_auto = false;
+  for (const auto& item : flags.sweep) {
+    if (item == "auto") {
+      sweep_auto = true;
+      continue;
+    }
+    auto axis = ParseSweepAxis(item);
+    if (!axis.ok()) {
+      ReportFailure("validate", {}, "--sweep " + axis.error().message, format);
+      return kExitUsage;
+    }
+    axes.push_back(std::move(axis).value());
+  }
+  if (sweep_auto && !axes.empty()) {
+    ReportFailure("validate", {}, "--sweep auto cannot be combined with explicit axes", format);
+    return kExitUsage;
+  }
+  const bool do_sweep = sweep_auto || !axes.empty() || flags.reference.empty();
+
+  int exit_code = kExitOk;
+  SessionConfig config;
+  config.provider = flags.provider;
+  auto opened = OpenModel(flags.model, config, format, "validate", &exit_code);
+  if (!opened.ok()) return exit_code;
+  Session& session = *opened->session;
+  auto input_specs = DescribeInputs(session);
+  auto output_specs = DescribeOutputs(session);
+  if (!input_specs.ok() || !output_specs.ok()) {
+    ReportFailure("validate", {}, "cannot describe the session's inputs and outputs", format);
+    return kExitFindings;
+  }
+
+  nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}};
+  const Style style = Style::ForStream(stdout);
+  std::string text = fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
+  bool passed = true;
+
+  if (!flags.reference.empty()) {
+    auto cases = ReadReference(flags.reference, *input_specs, *output_specs);
+    if (!cases.ok()) {
+      Location where;
+      where.file = flags.reference.string();
+      ReportFailure("validate", {Diagnose("validate.reference-input", cases.error().message, where)}, "unusable reference", format);
+      return kExitUsage;
+    }
+    const ValidationReport report = ValidateAgainst(session, *cases, *tolerance);
+    passed = passed && report.Passed();
+    json["reference"] = report.ToJson();
+    json["reference"]["path"] = flags.reference.string();
+    text += fmt::format("\n{} {} ({} case{})\n", style.Bold("reference"), flags.reference.string(), report.cases.size(),
+                        report.cases.size() == 1 ? "" : "s");
+    text += style.Dim("  tolerance: |actual - expected| <= atol + rtol * |expected|; defaults float32 1e-5/1e-3, "
+                      "float16 1e-3/1e-2, float64 1e-8/1e-6, integers exact\n");
+    for (const auto& c : report.cases) {
+      text += fmt::format("\n  {}\n", style.Bold(c.label));
+      if (!c.ran) {
+        text += RenderDiagnosis(TranslateRuntimeError(c.run_error, {}, true), style);
+        continue;
+      }
+      text += RenderComparison(c.comparison, style);
+    }
+  }
+
+  if (do_sweep) {
+    SweepOptions options;
+    options.axes = axes;
+    options.tolerance = *tolerance;
+    options.batch_consistency = !flags.no_batch_check;
+    auto plan = ParsePlan(flags.inputs);
+    if (!plan.ok()) {
+      ReportFailure("validate", {}, plan.error().message, format);
+      return kExitUsage;
+    }
+    options.base = *plan;
+    auto status = ValidatePlan(options.base, *input_specs);
+    if (!status.ok()) {
+      ReportFailure("validate", {}, status.error().message, format);
+      return kExitUsage;
+    }
+    auto report = RunSweep(session, *opened->model->proto, options);
+    if (!report.ok()) {
+      ReportFailure("validate", {}, report.error().message, format);
+      return kExitUsage;
+    }
+    passed = passed && report->Passed();
+    json["sweep"] = report->ToJson();
+    text += fmt::format("\n{} ({} cells, one session)\n", style.Bold("dynamic-shape sweep"), report->cells.size());
+    if (report->axes.empty()) text += "  every input dimension is fixed: nothing to sweep\n";
+    else text += RenderSweep(*report, style);
+  }
+
+  json["verdict"] = passed ? "pass" : "fail";
+  if (format == Format::kJson) {
+    std::cout << json.dump(2) << "\n";
+  } else {
+    text += fmt::format("\n{}\n", passed ? style.Green("PASS") : style.Red("FAIL"));
+    std::fputs(text.c_str(), stdout);
+  }
+  return passed ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+void RegisterValidate(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ValidateFlags>();
+  CLI::App* cmd = app.add_subcommand("validate", "Compare the model's outputs with references and sweep its dynamic shapes");
+  cmd->add_option("model", flags->model, "the .onnx file")->required();
+  cmd->add_option("--reference", flags->reference,
+                  "expected outputs: an ONNX test-case folder (model.onnx + test_data_set_N), one test_data_set_N folder, "
+                  "an .npz, or a folder of NAME.npy, holding inputs and outputs named after the model's");
+  cmd->add_option("--atol", flags->atol, "absolute tolerance for every output (default by element type)");
+  cmd->add_option("--rtol", flags->rtol, "relative tolerance for every output (default by element type)");
+  cmd->add_option("--per-output", flags->per_output, "NAME:ATOL:RTOL for one output (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--sweep", flags->sweep,
+                  "dynamic-shape sweep: NAME=V1,V2,... per symbolic dimension (e.g. --sweep batch=1,4,16 seq_len=1,64), "
+                  "or auto; without --reference the sweep runs in auto mode")
+      ->expected(1, -1);
+  cmd->add_flag("--no-batch-check", flags->no_batch_check, "skip the batch-consistency check of the sweep");
+  flags->inputs.Register(cmd);
+  cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli
