@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak resident memory of `ortkit inspect` and `ortkit check --no-runtime` on a large model, as a
+# Peak resident memory of `ortkit inspect`, `ortkit check --no-runtime` and `ortkit check` on a large model, as a
 # ratio of the model's size (the .onnx file plus its external data). Targets: an embedded model is
 # held once (ratio under ~1.3: the weights plus the process's libraries); with external data the
 # weights stay on disk and the ratio is far below 1.
@@ -41,7 +41,7 @@ for variant in embedded external; do
   model="$scratch/$variant.onnx"
   bytes=$(stat -c %s "$model")
   [ -f "$model.data" ] && bytes=$((bytes + $(stat -c %s "$model.data")))
-  for command in "inspect" "check --no-runtime"; do
+  for command in "inspect" "check --no-runtime" "check"; do
     # shellcheck disable=SC2086
     read -r peak_kib wall rc < <(measure "$ortkit" $command "$model")
     printf "%-9s %-20s %10.1f %10.1f %7.3f %7.1f %5s\n" "$variant" "$command" "$(bc -l <<<"$bytes / 1048576")" \

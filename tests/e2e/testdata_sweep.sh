@@ -65,7 +65,7 @@ echo "ortkit check over $total models of $data (${suites[*]}) in ${elapsed}s wit
 echo
 echo "outcome counts:"
 awk '{ outcome = ($2 == "fail") ? "fail " $3 : $2; count[outcome]++ }
-     END { for (o in count) printf "%6d  %s\n", count[o], o }' "$results" | LC_ALL=C sort -k2,2 -k1,1nr
+     END { for (o in count) printf "%6d  %s\n", count[o], o }' "$results" | LC_ALL=C sort -k1,1nr -k2,2
 echo
 echo "per-model outcomes: $results"
 

@@ -2,6 +2,7 @@
 //   ortkit_make_model demo-encoder OUT.onnx [--static-batch N]
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -107,7 +108,7 @@ class GraphBuilder {
 
 // One Transformer encoder block: pre-norm multi-head self-attention and a ReLU feed-forward
 // network, with dynamic batch and sequence axes.
-onnx::ModelProto DemoEncoder(const std::string& batch) {
+onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
   constexpr long long kHidden = 64, kHeads = 4, kHeadDim = kHidden / kHeads, kFfn = 256;
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -142,7 +143,10 @@ onnx::ModelProto DemoEncoder(const std::string& batch) {
   b.Node("MatMul", {"attention", "v.t"}, "context.heads");
   auto* back = b.Node("Transpose", {"context.heads"}, "context.t");
   GraphBuilder::IntsAttr(back, "perm", {0, 2, 1, 3});
-  b.Node("Reshape", {"context.t", b.Ints("hidden_shape", {0, 0, kHidden})}, "context");
+  // baked_batch > 0 imitates x.view(2, -1, hidden): the traced batch size is written into the graph.
+  const std::vector<long long> hidden_shape =
+      baked_batch > 0 ? std::vector<long long>{baked_batch, -1, kHidden} : std::vector<long long>{0, 0, kHidden};
+  b.Node("Reshape", {"context.t", b.Ints("hidden_shape", hidden_shape)}, "context");
   b.Node("MatMul", {"context", b.Weight("out.weight", {kHidden, kHidden}, w_scale)}, "attn.out");
   b.Node("Add", {"x", "attn.out"}, "residual1");
   auto* ln2 = b.Node("LayerNormalization", {"residual1", b.Filled("ln2.gamma", kHidden, 1), b.Filled("ln2.beta", kHidden, 0)}, "ln2");
@@ -157,7 +161,7 @@ onnx::ModelProto DemoEncoder(const std::string& batch) {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N]\n"
+               "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N]\n"
                "  demo-encoder   a Transformer encoder block with dynamic batch and seq_len axes\n");
   return 2;
 }
@@ -169,12 +173,14 @@ int main(int argc, char** argv) {
   const std::string kind = argv[1];
   const std::string out = argv[2];
   std::string batch = "batch";
+  long long baked_batch = 0;
   for (int i = 3; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--static-batch") == 0) batch = argv[i + 1];
+    else if (std::strcmp(argv[i], "--baked-batch") == 0) baked_batch = std::atoll(argv[i + 1]);
     else return Usage();
   }
   onnx::ModelProto model;
-  if (kind == "demo-encoder") model = DemoEncoder(batch);
+  if (kind == "demo-encoder") model = DemoEncoder(batch, baked_batch);
   else return Usage();
   std::ofstream file(out, std::ios::binary);
   if (!file || !model.SerializeToOstream(&file)) {

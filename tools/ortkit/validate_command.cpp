@@ -11,6 +11,8 @@
 #include "input_flags.h"
 #include "model_session.h"
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/validate/cross_check.h"
+#include "ortkit/validate/localize.h"
 #include "ortkit/validate/reference.h"
 #include "ortkit/validate/sweep.h"
 #include "terminal.h"
@@ -28,6 +30,9 @@ struct ValidateFlags {
   InputFlags inputs;
   std::string provider = "cpu";
   bool no_batch_check = false;
+  std::string compare;  ///< "opt-levels", "opt-levels=off,basic", "providers=cpu,cuda"
+  bool localize = false;
+  std::size_t localize_chunk = LocalizeOptions{}.chunk_size;
   std::string format = "text";
 };
 
@@ -57,7 +62,7 @@ Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
   return rules;
 }
 
-std::string RenderComparison(const ComparisonReport& report, const Style& style) {
+std::string RenderComparison(const ComparisonReport& report, const Style& style, const std::string& indent = "    ") {
   Table table({"output", "shape", "max abs", "max rel", "mean abs", "mismatches", "atol", "rtol", "result"},
               {false, false, true, true, true, true, true, true, false});
   std::string notes;
@@ -75,7 +80,14 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style)
   }
   for (const auto& name : report.missing_in_run) notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
   for (const auto& name : report.not_in_reference) notes += fmt::format("  {} '{}' has no reference value (not compared)\n", style.Dim("note:"), name);
-  return table.Render(style) + (notes.empty() ? "" : "\n" + notes);
+  std::string indented_notes;
+  std::size_t start = 0;
+  while (start < notes.size()) {
+    const std::size_t end = notes.find('\n', start);
+    indented_notes += indent.substr(2) + notes.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return table.Render(style, indent) + (notes.empty() ? "" : "\n" + indented_notes);
 }
 
 std::string RenderSweep(const SweepReport& report, const Style& style) {
@@ -105,6 +117,15 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
   return head + table.Render(style) + problems;
 }
 
+std::string RenderLocalize(const LocalizeReport& report, const Style& style) {
+  std::string out = fmt::format("\n{} ({} vs {}: {} values walked{})\n", style.Bold("localisation"), report.label_a, report.label_b,
+                                report.walked, report.complete ? "" : ", incomplete: " + report.stopped_because);
+  const auto diagnoses = LocalizeDiagnoses(report);
+  if (diagnoses.empty()) out += "  every intermediate value agrees\n";
+  for (const auto& d : diagnoses) out += RenderDiagnosis(d, style);
+  return out;
+}
+
 int Run(const ValidateFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
@@ -132,6 +153,8 @@ int Run(const ValidateFlags& flags) {
     return kExitUsage;
   }
   const bool do_sweep = sweep_auto || !axes.empty() || flags.reference.empty();
+  // Without a framework reference, the two runtimes' own configurations check each other.
+  const std::string compare_mode = !flags.compare.empty() ? flags.compare : flags.reference.empty() ? "opt-levels" : "";
 
   int exit_code = kExitOk;
   SessionConfig config;
@@ -174,6 +197,66 @@ int Run(const ValidateFlags& flags) {
         continue;
       }
       text += RenderComparison(c.comparison, style);
+    }
+  }
+
+  if (!compare_mode.empty()) {
+    auto plan = ParseCrossCheckMode(compare_mode, config);
+    if (!plan.ok()) {
+      ReportFailure("validate", {}, "--compare " + plan.error().message, format);
+      return kExitUsage;
+    }
+    auto prepared = PrepareInputs(*input_specs, opened->model->proto.get(), flags.inputs);
+    if (!prepared.ok()) {
+      ReportFailure("validate", {}, prepared.error().message, format);
+      return kExitUsage;
+    }
+    const ModelSource source{flags.model, {}};
+    auto report = CrossCheck(*opened->runtime, source, *plan, prepared->tensors, *tolerance);
+    if (!report.ok() && (report.error().kind == ErrorKind::kUnavailable || report.error().kind == ErrorKind::kInvalidArgument)) {
+      ReportFailure("validate", {}, "--compare " + compare_mode + ": " + report.error().message, format);
+      return kExitUsage;
+    }
+    if (!report.ok()) {
+      // The run itself failed at these inputs: a finding, and the other checks still run.
+      const Diagnosis d = TranslateRuntimeError(report.error().message, {}, /*during_run=*/true);
+      passed = false;
+      json["compare"] = {{"mode", compare_mode}, {"passed", false}, {"diagnoses", std::vector<Diagnosis>{d}}};
+      text += fmt::format("\n{} {}: the run failed\n", style.Bold("cross-check"), compare_mode) + RenderDiagnosis(d, style);
+    }
+    if (report.ok()) passed = passed && report->Passed();
+    if (report.ok()) {
+    json["compare"] = report->ToJson();
+    text += fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), report->label_a, report->label_b);
+    text += RenderComparison(report->comparison, style);
+    if (flags.localize && !report->Passed()) {
+      LocalizeOptions options;
+      options.tolerance = *tolerance;
+      options.chunk_size = flags.localize_chunk;
+      auto localized = Localize(*opened->runtime, source, *plan, prepared->tensors, options);
+      if (!localized.ok()) {
+        text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
+        json["localize"] = {{"error", localized.error().message}};
+      } else {
+        json["localize"] = localized->ToJson();
+        text += RenderLocalize(*localized, style);
+      }
+    }
+    }
+  }
+
+  if (flags.localize && !flags.reference.empty() && json.contains("reference") && !json["reference"]["passed"].get<bool>()) {
+    LocalizeOptions options;
+    options.tolerance = *tolerance;
+    options.chunk_size = flags.localize_chunk;
+    // The reference folder may hold intermediate values too (NAME.npy / NAME.pb, named after the values).
+    auto localized = LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options);
+    if (!localized.ok()) {
+      text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
+      json["localize"] = {{"error", localized.error().message}};
+    } else {
+      json["localize"] = localized->ToJson();
+      text += RenderLocalize(*localized, style);
     }
   }
 
@@ -234,6 +317,15 @@ void RegisterValidate(CLI::App& app, int& exit_code) {
                   "or auto; without --reference the sweep runs in auto mode")
       ->expected(1, -1);
   cmd->add_flag("--no-batch-check", flags->no_batch_check, "skip the batch-consistency check of the sweep");
+  cmd->add_option("--compare", flags->compare,
+                  "cross-check two runtime configurations on the same inputs: opt-levels (all optimisations off vs on), "
+                  "opt-levels=L1,L2 (off|basic|extended|layout|all), providers=cpu,cuda; without --reference, opt-levels "
+                  "runs by default");
+  cmd->add_flag("--localize", flags->localize,
+                "when outputs disagree, find the first intermediate value that diverges (exposing intermediates in chunks)");
+  cmd->add_option("--localize-chunk", flags->localize_chunk, "intermediate values exposed per session while localising")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   flags->inputs.Register(cmd);
   cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();
   cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

@@ -122,7 +122,7 @@ Unwrapped Unwrap(std::string_view message) {
   static const std::regex kAdapter(R"re(^(?:loading (?:'.*?'|the model)|running the model) on ([\w-]+): )re");
   static const std::regex kLoadFrom(R"re(^Load model from (.*?) failed: ?)re");
   static const std::regex kRunNode(
-      R"re(^Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: )re");
+      R"re(Non-zero status code returned while running (\w+) node\. Name:'([^']*)' Status Message: )re");
   while (true) {
     std::smatch m;
     if (std::regex_search(text, m, kAdapter)) {

@@ -74,6 +74,13 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
   } else if (std::filesystem::is_directory(path) && std::filesystem::exists(path / "input_0.pb")) {
     ORTKIT_ASSIGN_OR_RETURN(TestDataSet set, ReadTestDataSet(path));
     add_data_set(std::move(set), path.filename().string());
+  } else if (std::filesystem::is_directory(path) && std::filesystem::exists(path / "test_data_set_0")) {
+    // A test case without its model.onnx: the data sets alone.
+    for (int n = 0; std::filesystem::exists(path / ("test_data_set_" + std::to_string(n))); ++n) {
+      const auto folder = path / ("test_data_set_" + std::to_string(n));
+      ORTKIT_ASSIGN_OR_RETURN(TestDataSet set, ReadTestDataSet(folder));
+      add_data_set(std::move(set), folder.filename().string());
+    }
   } else {
     ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(path));
     ReferenceCase c;

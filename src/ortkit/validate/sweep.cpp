@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/diagnose/rules.h"
 #include "ortkit/diagnose/runtime_messages.h"
 
 namespace ortkit {
@@ -241,6 +242,20 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   }
   report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(input_specs) : options.batch_dim;
   const auto hints = AnalyzeInputValues(model);
+  // Export rules that explain shape failures: a cell that fails points at them.
+  std::vector<Diagnosis> suspects;
+  for (auto& d : LintModel(model)) {
+    if (d.code == "graph.baked-batch-reshape" || d.code == "graph.static-batch") suspects.push_back(std::move(d));
+  }
+  auto add_suspects = [&](Diagnosis& d) {
+    for (const auto& s : suspects) {
+      d.cause += fmt::format(" Likely root cause: {} ({}).", s.message, s.code);
+      if (d.location.node.empty()) {
+        d.location.node = s.location.node;
+        d.location.op_type = s.location.op_type;
+      }
+    }
+  };
 
   std::vector<std::size_t> odometer(report.axes.size(), 0);
   while (true) {
@@ -275,6 +290,9 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
           cell.diagnoses.empty()) {
         CheckBatchConsistency(session, input_specs, output_specs, *inputs, *outputs, report.batch_dim, batch->second, options, cell);
       }
+    }
+    for (auto& d : cell.diagnoses) {
+      if (d.code.rfind("runtime.", 0) == 0) add_suspects(d);
     }
     if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
     report.cells.push_back(std::move(cell));
