@@ -226,6 +226,14 @@ std::vector<Case> Cases() {
                 R"(<ir_version: 3, opset_import: ["" : 3]> g (float[N] x) => (float[N] y) { y = Relu(x) })", {"relu_1"},
                 R"(<ir_version: 3, opset_import: ["" : 7]> g (float[N] x) => (float[N] y) { y = Relu(x) })"),
            "runtime.not-implemented", At("relu_1", "Relu"), {"no CPU kernel for Relu-1"}, "convert_version"));
+  add(With(Load("not_implemented_batchwise_rnn",
+                v17 + "g (float[2,3,5] x, float[1,4,5] w, float[1,4,4] r) => (float[2,3,1,4] y) "
+                      "{ y = RNN <hidden_size = 4, layout = 1> (x, w, r) }",
+                {"rnn_1"},
+                v17 + "g (float[3,2,5] x, float[1,4,5] w, float[1,4,4] r) => (float[3,1,2,4] y) "
+                      "{ y = RNN <hidden_size = 4> (x, w, r) }"),
+           "runtime.not-implemented", {}, {"do not implement layout = 1", "Batchwise recurrent operations"},
+           "batch_first=False"));
 
   // ---- load: types
   add(With(Load("type_error_output", v17 + "g (double[N] x) => (float[N] y) { y = Relu(x) }", {"relu_1"},

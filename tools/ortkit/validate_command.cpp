@@ -74,7 +74,8 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style,
       notes += fmt::format("  {} {}\n", style.Red(o.name + ":"), o.problem);
       if (!o.worst_position.empty() || o.worst_index >= 0) {
         notes += fmt::format("    worst at [{}]: expected {}, got {}\n", fmt::join(o.worst_position, ", "),
-                             fmt::format("{:.8g}", o.worst_expected), fmt::format("{:.8g}", o.worst_actual));
+                             o.strings ? fmt::format("\"{}\"", o.worst_expected_string) : fmt::format("{:.8g}", o.worst_expected),
+                             o.strings ? fmt::format("\"{}\"", o.worst_actual_string) : fmt::format("{:.8g}", o.worst_actual));
       }
     }
   }

@@ -1,17 +1,18 @@
 #include "ortkit/check/structure.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
-
-#include "ortkit/model/graph_walk.h"
 
 namespace ortkit {
 namespace {
@@ -28,11 +29,11 @@ int ModelOpset(const onnx::ModelProto& model, const std::string& domain) {
 Location LocationFromOnnxMessage(const std::string& message) {
   Location where;
   static const std::regex node_re(R"((?:node|Node) \(([^)]*)\)(?: with op_type \(?(\w+)\)?)?)");
-  static const std::regex op_re(R"(\(op_type:(\w+), node name: ([^)]*)\))");
+  static const std::regex op_re(R"(\(op_type:(\w+)(?:, node name: ([^)]*))?\))");  // unnamed nodes: no node name
   std::smatch m;
   if (std::regex_search(message, m, op_re)) {
     where.op_type = m[1];
-    where.node = m[2];
+    if (m[2].matched) where.node = m[2];
   } else if (std::regex_search(message, m, node_re)) {
     where.node = m[1];
     if (m[2].matched) where.op_type = m[2];
@@ -122,57 +123,133 @@ class HiddenExternalLocations {
   std::vector<std::pair<onnx::StringStringEntryProto*, std::string>> entries_;  ///< entry, the value swapped out
 };
 
-using OpsetVersions = std::map<std::string, int>;  // domain ("" for ai.onnx) -> imported version
-
-OpsetVersions ImportedOpsets(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
-  OpsetVersions versions;
-  for (const auto& op : imports) versions[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
-  return versions;
-}
-
-// As deep as ForEachGraph and the lint rules go; deeper nesting is no real model.
+// Deeper than ForEachGraph and the lint rules go; the ONNX library recurses once per level.
 constexpr int kMaxSubgraphDepth = 64;
 
-std::string UnsafeNodesForInference(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
-                                    const OpsetVersions& opsets, int depth) {
-  if (depth > kMaxSubgraphDepth) return fmt::format("subgraphs nest more than {} levels deep", kMaxSubgraphDepth);
-  for (int i = 0; i < nodes.size(); ++i) {
-    const auto& node = nodes[i];
-    const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-    const auto opset = opsets.find(domain);
-    const auto* schema = opset == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
-    if (schema != nullptr) {
-      for (const auto& [name, attribute] : schema->attributes()) {
-        if (!attribute.required) continue;
-        const bool present = std::any_of(node.attribute().begin(), node.attribute().end(),
-                                          [&name = name](const onnx::AttributeProto& a) { return a.name() == name; });
-        if (!present) {
-          return fmt::format("node '{}' ({}) lacks its required attribute '{}'", NodeDisplayName(node, i), node.op_type(), name);
-        }
-      }
-    }
+int SubgraphDepth(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, int depth) {
+  int deepest = depth;
+  for (const auto& node : nodes) {
     for (const auto& attribute : node.attribute()) {
-      std::string reason = attribute.has_g() ? UnsafeNodesForInference(attribute.g().node(), opsets, depth + 1) : "";
-      for (const auto& graph : attribute.graphs()) {
-        if (reason.empty()) reason = UnsafeNodesForInference(graph.node(), opsets, depth + 1);
-      }
-      if (!reason.empty()) return reason;
+      if (deepest > kMaxSubgraphDepth) return deepest;
+      if (attribute.has_g()) deepest = std::max(deepest, SubgraphDepth(attribute.g().node(), depth + 1));
+      for (const auto& graph : attribute.graphs()) deepest = std::max(deepest, SubgraphDepth(graph.node(), depth + 1));
     }
   }
-  return "";
+  return deepest;
 }
 
-// Why ONNX 1.12's shape inference must not run on `model`, or "" when it may. Its inference
-// functions trust what the checker verifies: Scan-8's dereferences the required attribute
-// num_scan_inputs unchecked, so a node without it crashes the process (fuzz/regressions/), and
-// recursion through absurdly nested subgraphs could exhaust the stack.
-std::string UnsafeForShapeInference(const onnx::ModelProto& model) {
-  std::string reason = UnsafeNodesForInference(model.graph().node(), ImportedOpsets(model.opset_import()), 0);
-  for (const auto& function : model.functions()) {
-    if (reason.empty()) reason = UnsafeNodesForInference(function.node(), ImportedOpsets(function.opset_import()), 1);
-  }
-  return reason;
+// An input rank an ONNX 1.12 inference function relies on without checking it.
+struct RankPrecondition {
+  std::string_view op_type;  ///< ai.onnx
+  int below_version;         ///< schemas with SinceVersion() below this one
+  int input;
+  int rank;                  ///< the rank it needs, or -1
+  int same_rank_as;          ///< another input whose rank it must have, or -1
+};
+
+constexpr int kAllVersions = 1 << 30;
+
+constexpr std::array kRankPreconditions = std::to_array<RankPrecondition>({
+    // Gemm-1 and Gemm-6 read dimension 1 of A and B whatever their rank (Gemm-7 checks it).
+    {"Gemm", 7, 0, 2, -1},
+    {"Gemm", 7, 1, 2, -1},
+    // ConvTranspose reads W's dimension 1 and one kernel size per spatial axis of X from W.
+    {"ConvTranspose", kAllVersions, 1, -1, 0},
+});
+
+int RankOf(const onnx::InferenceContext& ctx, int input) {
+  if (static_cast<std::size_t>(input) >= ctx.getNumInputs()) return -1;
+  const onnx::TypeProto* type = ctx.getInputType(input);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
+  return type->tensor_type().shape().dim_size();
 }
+
+void CheckRank(const onnx::InferenceContext& ctx, const RankPrecondition& precondition) {
+  const int rank = RankOf(ctx, precondition.input);
+  if (rank < 0) return;
+  if (precondition.rank >= 0 && rank != precondition.rank) {
+    fail_shape_inference("input ", precondition.input, " has rank ", rank, "; ", precondition.op_type, "-",
+                         precondition.below_version - 1, " and older need rank ", precondition.rank);
+  }
+  const int other = precondition.same_rank_as >= 0 ? RankOf(ctx, precondition.same_rank_as) : -1;
+  if (other >= 0 && rank != other) {
+    fail_shape_inference("input ", precondition.input, " has rank ", rank, " but input ", precondition.same_rank_as,
+                         " has rank ", other, "; ", precondition.op_type, " needs them equal");
+  }
+}
+
+// ONNX 1.12's inference functions trust what the checker verifies, and shape inference runs on
+// models the checker rejected: Scan-8's dereferences its required attribute num_scan_inputs
+// unchecked, Gemm-6's indexes dimension 1 of a rank-1 input, Shape's data propagation dereferences
+// the type of an input that no one produces, and each crashes the process (fuzz/regressions/).
+// This registry gives InferShapes copies of the schemas whose functions first check those
+// preconditions: a missing attribute or a wrong rank fails shape inference cleanly, and a node
+// whose required input has no type is left uninferred (the checker and graph.undefined-value
+// report it). It lives for one InferShapes call; GetSchema is const in the interface, hence the
+// mutable cache.
+class HardenedSchemaRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
+    if (schema == nullptr) return nullptr;
+    if (!schema->has_type_and_shape_inference_function() && !schema->has_data_propagation_function()) return schema;
+    auto [it, inserted] = hardened_.try_emplace(schema);
+    if (inserted) it->second = Harden(*schema);
+    return it->second.get();
+  }
+
+ private:
+  struct Preconditions {
+    std::vector<std::string> required_attributes;
+    std::vector<std::size_t> required_inputs;  ///< formal inputs that are neither optional nor variadic
+    std::vector<RankPrecondition> ranks;
+
+    template <typename Context>
+    bool InputsHaveTypes(const Context& ctx) const {
+      for (std::size_t i : required_inputs) {
+        if (i < ctx.getNumInputs() && ctx.getInputType(i) == nullptr) return false;
+      }
+      return true;
+    }
+  };
+
+  static std::unique_ptr<onnx::OpSchema> Harden(const onnx::OpSchema& schema) {
+    Preconditions preconditions;
+    for (const auto& [name, attribute] : schema.attributes()) {
+      if (attribute.required) preconditions.required_attributes.push_back(name);
+    }
+    for (std::size_t i = 0; i < schema.inputs().size(); ++i) {
+      if (schema.inputs()[i].GetOption() == onnx::OpSchema::Single) preconditions.required_inputs.push_back(i);
+    }
+    for (const auto& precondition : kRankPreconditions) {
+      if (schema.domain().empty() && schema.Name() == precondition.op_type && schema.SinceVersion() < precondition.below_version) {
+        preconditions.ranks.push_back(precondition);
+      }
+    }
+    auto hardened = std::make_unique<onnx::OpSchema>(schema);
+    if (schema.has_type_and_shape_inference_function()) {
+      hardened->TypeAndShapeInferenceFunction(
+          [infer = schema.GetTypeAndShapeInferenceFunction(), preconditions](onnx::InferenceContext& ctx) {
+            for (const auto& name : preconditions.required_attributes) {
+              if (ctx.getAttribute(name) == nullptr) fail_shape_inference("the required attribute '", name, "' is missing");
+            }
+            if (!preconditions.InputsHaveTypes(ctx)) return;
+            for (const auto& precondition : preconditions.ranks) CheckRank(ctx, precondition);
+            infer(ctx);
+          });
+    }
+    if (schema.has_data_propagation_function()) {
+      hardened->PartialDataPropagationFunction(
+          [propagate = schema.GetDataPropagationFunction(), preconditions](onnx::DataPropagationContext& ctx) {
+            if (preconditions.InputsHaveTypes(ctx)) propagate(ctx);
+          });
+    }
+    return hardened;
+  }
+
+  mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> hardened_;
+};
 
 }  // namespace
 
@@ -230,9 +307,11 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
     outcome.skipped_reason = limits.front().message;
     return outcome;
   }
-  if (std::string unsafe = UnsafeForShapeInference(model); !unsafe.empty()) {
+  int depth = SubgraphDepth(model.graph().node(), 0);
+  for (const auto& function : model.functions()) depth = std::max(depth, SubgraphDepth(function.node(), 1));
+  if (depth > kMaxSubgraphDepth) {
     outcome.ran = false;
-    outcome.skipped_reason = "the ONNX library's shape inference cannot run safely: " + unsafe;
+    outcome.skipped_reason = fmt::format("subgraphs nest more than {} levels deep", kMaxSubgraphDepth);
     return outcome;
   }
   std::map<std::string, std::vector<Dim>> declared;
@@ -247,7 +326,8 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
 
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    HardenedSchemaRegistry registry;
+    onnx::shape_inference::InferShapes(model, &registry, options);
   } catch (const std::exception& e) {
     const std::string message = FirstLine(e.what());
     outcome.diagnoses.push_back(Diagnose("shape.inference-failed", message, LocationFromOnnxMessage(message)));

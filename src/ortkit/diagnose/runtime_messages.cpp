@@ -163,7 +163,9 @@ struct Facts {
   /// "node 'relu_1' (Relu)", "a Relu node" or "a node".
   std::string Node() const {
     if (!at.node.empty()) return "node '" + at.node + "'" + (at.op_type.empty() ? "" : " (" + at.op_type + ")");
-    return at.op_type.empty() ? "a node" : "a " + at.op_type + " node";
+    if (at.op_type.empty()) return "a node";
+    const bool vowel = std::string_view("AEIOU").find(at.op_type[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + at.op_type + " node";
   }
   /// "CPU " when the adapter named the provider, else "".
   std::string Provider() const {
@@ -324,6 +326,18 @@ constexpr std::array kEntries = std::to_array<Entry>({
        d.fix = fmt::format("Cast the node's inputs to float32 (or another type that ONNX Runtime's OperatorKernels.md "
                            "lists for {}) in the export, or run on a provider that implements it.", f[1]);
      }
+   }},
+  // The CPU RNN, GRU and LSTM kernels refuse layout = 1 when the session is created, naming no node.
+  {{"runtime.not-implemented", R"re(Batchwise recurrent operations \(layout == 1\) are not supported)re"}, {},
+   [](const Facts& f) {
+     return fmt::format("the {}RNN, GRU and LSTM kernels do not implement layout = 1 (batch-major inputs and outputs)",
+                        f.Provider());
+   },
+   [](const Facts&, Diagnosis& d) {
+     d.cause = "A recurrent node (RNN, GRU or LSTM) sets layout = 1, so its X, initial states and Y are [batch, seq, "
+               "...]; ONNX Runtime implements layout 0 ([seq, batch, ...]) only.";
+     d.fix = "Export with layout 0 (batch_first=False in torch.nn.LSTM/GRU/RNN, with the Transposes around the node), or "
+             "transpose the node's inputs and outputs and set layout = 0.";
    }},
 
   // ---- types (load)

@@ -46,10 +46,15 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
   }
   c.elements = expected.element_count();
   if (expected.is_string()) {
+    c.strings = true;
     for (std::int64_t i = 0; i < c.elements; ++i) {
       if (expected.strings()[i] != actual.strings()[i]) {
         if (c.mismatches++ == 0) c.worst_index = i;
       }
+    }
+    if (c.worst_index >= 0) {
+      c.worst_expected_string = expected.strings()[c.worst_index];
+      c.worst_actual_string = actual.strings()[c.worst_index];
     }
   } else {
     double sum_abs = 0;
@@ -119,7 +124,9 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
     }
   }
   c.passed = c.mismatches == 0;
-  if (!c.passed) {
+  if (!c.passed && c.strings) {
+    c.problem = fmt::format("{} of {} strings differ", c.mismatches, c.elements);
+  } else if (!c.passed) {
     c.problem = fmt::format("{} of {} elements ({:.3g}%) exceed atol {:g} + rtol {:g} × |expected|", c.mismatches, c.elements,
                             100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
                             tolerance.atol, tolerance.rtol);
@@ -148,7 +155,8 @@ nlohmann::json OutputComparison::ToJson() const {
                       {"nan_only_expected", nan_only_expected},
                       {"inf_mismatch", inf_mismatch}};
   if (worst_index >= 0) {
-    j["worst"] = {{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
+    j["worst"] = strings ? nlohmann::json{{"index", worst_position}, {"expected", worst_expected_string}, {"actual", worst_actual_string}}
+                         : nlohmann::json{{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
   }
   if (!problem.empty()) j["problem"] = problem;
   return j;

@@ -52,6 +52,9 @@ struct OutputComparison {
   std::vector<std::int64_t> worst_position;  ///< the same as a multi-index
   double worst_expected = 0;
   double worst_actual = 0;
+  bool strings = false;  ///< a string tensor: the worst (first differing) element is in worst_*_string
+  std::string worst_expected_string;
+  std::string worst_actual_string;
   bool passed = true;
   std::string problem;  ///< a sentence when !passed: shape, type, or how many elements differ
 

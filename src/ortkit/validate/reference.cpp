@@ -1,11 +1,13 @@
 #include "ortkit/validate/reference.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/tensor/test_case.h"
 
 namespace ortkit {
@@ -26,6 +28,19 @@ void NamePositional(std::vector<NamedTensor>& tensors, const std::vector<bool>& 
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     if (k < name_given.size() && !name_given[k] && k < specs.size()) tensors[k].name = specs[k].name;
   }
+}
+
+// numpy has no bfloat16, so frameworks record bfloat16 tensors as their uint16 bit patterns (ONNX's
+// own test data before 1.14 does). A uint16 tensor for a bfloat16 model value is taken as those bits.
+Status TakeUint16AsBFloat16(std::vector<NamedTensor>& tensors, const std::vector<TensorSpec>& specs) {
+  for (auto& t : tensors) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == t.name; });
+    if (spec == specs.end() || spec->type != DataType::kBFloat16 || t.tensor.type() != DataType::kUInt16) continue;
+    ORTKIT_ASSIGN_OR_RETURN(Tensor bits, Tensor::Allocate(DataType::kBFloat16, t.tensor.shape()));
+    std::memcpy(bits.data(), t.tensor.data(), t.tensor.byte_size());
+    t.tensor = std::move(bits);
+  }
+  return OkStatus();
 }
 
 Status CheckCase(const ReferenceCase& c, const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs) {
@@ -63,23 +78,26 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
   if (!std::filesystem::exists(path, ec)) {
     return MakeError(ErrorKind::kNotFound, fmt::format("reference '{}' does not exist", path.string()));
   }
-  auto add_data_set = [&](TestDataSet set, std::string label) {
+  // The label is taken before the data set is moved from: argument evaluation order is unspecified,
+  // so a call like add_data_set(std::move(set), set.folder...) could read a moved-from path.
+  auto add_data_set = [&](TestDataSet& set) {
+    std::string label = set.folder.filename().string();
     NamePositional(set.inputs, set.input_name_given, inputs);
     NamePositional(set.outputs, set.output_name_given, outputs);
     cases.push_back({std::move(label), std::move(set.inputs), std::move(set.outputs)});
   };
   if (std::filesystem::is_directory(path) && std::filesystem::exists(path / "model.onnx")) {
     ORTKIT_ASSIGN_OR_RETURN(TestCase test_case, ReadTestCase(path));
-    for (auto& set : test_case.data_sets) add_data_set(std::move(set), set.folder.filename().string());
+    for (auto& set : test_case.data_sets) add_data_set(set);
   } else if (std::filesystem::is_directory(path) && std::filesystem::exists(path / "input_0.pb")) {
     ORTKIT_ASSIGN_OR_RETURN(TestDataSet set, ReadTestDataSet(path));
-    add_data_set(std::move(set), path.filename().string());
+    add_data_set(set);
   } else if (std::filesystem::is_directory(path) && std::filesystem::exists(path / "test_data_set_0")) {
     // A test case without its model.onnx: the data sets alone.
     for (int n = 0; std::filesystem::exists(path / ("test_data_set_" + std::to_string(n))); ++n) {
       const auto folder = path / ("test_data_set_" + std::to_string(n));
       ORTKIT_ASSIGN_OR_RETURN(TestDataSet set, ReadTestDataSet(folder));
-      add_data_set(std::move(set), folder.filename().string());
+      add_data_set(set);
     }
   } else {
     ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(path));
@@ -96,7 +114,11 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
     }
     cases.push_back(std::move(c));
   }
-  for (const auto& c : cases) ORTKIT_RETURN_IF_ERROR(CheckCase(c, inputs, outputs));
+  for (auto& c : cases) {
+    ORTKIT_RETURN_IF_ERROR(TakeUint16AsBFloat16(c.inputs, inputs));
+    ORTKIT_RETURN_IF_ERROR(TakeUint16AsBFloat16(c.expected, outputs));
+    ORTKIT_RETURN_IF_ERROR(CheckCase(c, inputs, outputs));
+  }
   return cases;
 }
 
@@ -108,7 +130,10 @@ nlohmann::json ValidationReport::ToJson() const {
   nlohmann::json j = {{"passed", Passed()}, {"cases", nlohmann::json::array()}};
   for (const auto& c : cases) {
     nlohmann::json cj = {{"label", c.label}, {"ran", c.ran}};
-    if (!c.ran) cj["run_error"] = c.run_error;
+    if (!c.ran) {
+      cj["run_error"] = c.run_error;
+      cj["diagnosis"] = TranslateRuntimeError(c.run_error, {}, true);
+    }
     else cj["comparison"] = c.comparison.ToJson();
     j["cases"].push_back(cj);
   }

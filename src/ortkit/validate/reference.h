@@ -25,7 +25,8 @@ struct ReferenceCase {
 /// Reads `path` and assigns each tensor to a model input or output: by name, or by position for
 /// test-case files without names (input_K / output_K). A tensor that matches neither, a missing
 /// input, or a reference with no expected outputs is an error naming the tensor and listing the
-/// model's names.
+/// model's names. A uint16 tensor for a bfloat16 input or output is read as bfloat16 bit patterns
+/// (how numpy-based tools, ONNX's test data among them, store bfloat16).
 Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path, const std::vector<TensorSpec>& inputs,
                                                  const std::vector<TensorSpec>& outputs);
 
@@ -39,6 +40,8 @@ struct CaseResult {
 struct ValidationReport {
   std::vector<CaseResult> cases;
   bool Passed() const;
+  /// {"passed", "cases": [{"label", "ran", "comparison"} or {"label", "ran": false, "run_error",
+  /// "diagnosis"}]}: a case that did not run carries the runtime's message and its diagnosis.
   nlohmann::json ToJson() const;
 };
 
