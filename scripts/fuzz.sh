@@ -3,6 +3,8 @@
 #   scripts/fuzz.sh                                  60 seconds
 #   scripts/fuzz.sh 600                              ten minutes
 #   FUZZ_ARGS="-jobs=2 -workers=2" scripts/fuzz.sh 300
+#   FUZZ_ARGS=/usr/share/libonnx-testdata/data scripts/fuzz.sh 600   more seeds (read, never written)
+# FUZZ_ARGS holds extra libFuzzer flags and seed folders; new inputs always go to the work corpus.
 # It fuzzes a copy of fuzz/corpus and fuzz/regressions kept in build-fuzz/fuzz/work-corpus, so
 # progress carries over between runs and the committed corpus is never touched. Crashes, hangs
 # (-timeout) and memory blow-ups (-rss_limit_mb) land in build-fuzz/fuzz/artifacts/; once fixed,
@@ -27,4 +29,4 @@ done
 
 # shellcheck disable=SC2086
 exec "$build/fuzz/model_fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=16384 \
-  -dict="$root/fuzz/onnx.dict" -print_final_stats=1 -artifact_prefix="$artifacts/" ${FUZZ_ARGS:-} "$work"
+  -dict="$root/fuzz/onnx.dict" -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" ${FUZZ_ARGS:-}

@@ -14,6 +14,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "ortkit/model/graph_walk.h"
+
 namespace ortkit {
 namespace {
 
@@ -138,6 +140,72 @@ int SubgraphDepth(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nod
   return deepest;
 }
 
+// Whether `tensor`'s raw_data holds exactly what its shape and type need. ONNX 1.12's ParseData
+// (used by Reshape's, Slice's, ... inference on constant inputs) sizes its buffer by whole elements
+// and copies every raw byte into it, so a length that is not a multiple of the element size
+// overflows the heap (fuzz/regressions/).
+bool RawDataFits(const onnx::TensorProto& tensor) {
+  if (!tensor.has_raw_data() || tensor.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  const long long count = ElementCount(tensor);
+  const int element_size = ElementSize(tensor.data_type());
+  if (count < 0 || element_size == 0) return true;  // strings, unknown types: ParseData is not used for them
+  unsigned long long expected = 0;
+  return !__builtin_mul_overflow(static_cast<unsigned long long>(count), element_size, &expected) &&
+         expected == tensor.raw_data().size();
+}
+
+std::string RawDataMismatch(const onnx::TensorProto& tensor, const std::string& what) {
+  unsigned long long expected = 0;
+  const bool overflows = __builtin_mul_overflow(static_cast<unsigned long long>(ElementCount(tensor)),
+                                                ElementSize(tensor.data_type()), &expected);
+  return fmt::format("{} holds {} bytes of raw data, but its shape [{}] of {} needs {}", what, tensor.raw_data().size(),
+                     fmt::join(tensor.dims(), ", "), ElementTypeName(tensor.data_type()),
+                     overflows ? std::string("more than 2^64") : std::to_string(expected));
+}
+
+std::string RawDataMismatch(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+  for (int i = 0; i < nodes.size(); ++i) {
+    for (const auto& attribute : nodes[i].attribute()) {
+      const onnx::TensorProto* bad = attribute.has_t() && !RawDataFits(attribute.t()) ? &attribute.t() : nullptr;
+      for (const auto& t : attribute.tensors()) {
+        if (bad == nullptr && !RawDataFits(t)) bad = &t;
+      }
+      if (bad != nullptr) {
+        return RawDataMismatch(*bad, fmt::format("attribute '{}' of node '{}' ({})", attribute.name(),
+                                                 NodeDisplayName(nodes[i], i), nodes[i].op_type()));
+      }
+    }
+  }
+  return "";
+}
+
+// Why ONNX 1.12's shape inference must not run on `model`, or "" when it may.
+std::string UnsafeForShapeInference(const onnx::ModelProto& model) {
+  int depth = SubgraphDepth(model.graph().node(), 0);
+  for (const auto& function : model.functions()) depth = std::max(depth, SubgraphDepth(function.node(), 1));
+  if (depth > kMaxSubgraphDepth) return fmt::format("subgraphs nest more than {} levels deep", kMaxSubgraphDepth);
+  std::string mismatch;
+  ForEachGraph(model.graph(), [&](const onnx::GraphProto& graph, const std::string&) {
+    for (const auto& initializer : graph.initializer()) {
+      if (mismatch.empty() && !RawDataFits(initializer)) {
+        mismatch = RawDataMismatch(initializer, fmt::format("initializer '{}'", initializer.name()));
+      }
+    }
+    for (const auto& sparse : graph.sparse_initializer()) {
+      for (const auto* part : {&sparse.values(), &sparse.indices()}) {
+        if (mismatch.empty() && !RawDataFits(*part)) {
+          mismatch = RawDataMismatch(*part, fmt::format("sparse initializer '{}'", sparse.values().name()));
+        }
+      }
+    }
+    if (mismatch.empty()) mismatch = RawDataMismatch(graph.node());
+  });
+  for (const auto& function : model.functions()) {
+    if (mismatch.empty()) mismatch = RawDataMismatch(function.node());
+  }
+  return mismatch;
+}
+
 // An input rank an ONNX 1.12 inference function relies on without checking it.
 struct RankPrecondition {
   std::string_view op_type;  ///< ai.onnx
@@ -145,16 +213,23 @@ struct RankPrecondition {
   int input;
   int rank;                  ///< the rank it needs, or -1
   int same_rank_as;          ///< another input whose rank it must have, or -1
+  bool shape_required;       ///< the function reads the shape even when it is unknown: skip the node then
 };
 
 constexpr int kAllVersions = 1 << 30;
 
 constexpr std::array kRankPreconditions = std::to_array<RankPrecondition>({
     // Gemm-1 and Gemm-6 read dimension 1 of A and B whatever their rank (Gemm-7 checks it).
-    {"Gemm", 7, 0, 2, -1},
-    {"Gemm", 7, 1, 2, -1},
-    // ConvTranspose reads W's dimension 1 and one kernel size per spatial axis of X from W.
-    {"ConvTranspose", kAllVersions, 1, -1, 0},
+    {"Gemm", 7, 0, 2, -1, false},
+    {"Gemm", 7, 1, 2, -1, false},
+    // The convolutions take one kernel size per spatial axis of X from W's dimensions 2..: with
+    // another rank, convPoolShapeInference and convTransposeShapeInference index past either shape.
+    {"Conv", kAllVersions, 1, -1, 0, false},
+    {"ConvInteger", kAllVersions, 1, -1, 0, false},
+    {"QLinearConv", kAllVersions, 3, -1, 0, false},
+    {"ConvTranspose", kAllVersions, 1, -1, 0, false},
+    // MaxUnpool reads dimension 1 of the indices I, shape known or not.
+    {"MaxUnpool", kAllVersions, 1, -1, 0, true},
 });
 
 int RankOf(const onnx::InferenceContext& ctx, int input) {
@@ -164,9 +239,10 @@ int RankOf(const onnx::InferenceContext& ctx, int input) {
   return type->tensor_type().shape().dim_size();
 }
 
-void CheckRank(const onnx::InferenceContext& ctx, const RankPrecondition& precondition) {
+// False when the node must be left uninferred; throws (fails shape inference) when a rank is wrong.
+bool CheckRank(const onnx::InferenceContext& ctx, const RankPrecondition& precondition) {
   const int rank = RankOf(ctx, precondition.input);
-  if (rank < 0) return;
+  if (rank < 0) return !precondition.shape_required || static_cast<std::size_t>(precondition.input) >= ctx.getNumInputs();
   if (precondition.rank >= 0 && rank != precondition.rank) {
     fail_shape_inference("input ", precondition.input, " has rank ", rank, "; ", precondition.op_type, "-",
                          precondition.below_version - 1, " and older need rank ", precondition.rank);
@@ -176,6 +252,7 @@ void CheckRank(const onnx::InferenceContext& ctx, const RankPrecondition& precon
     fail_shape_inference("input ", precondition.input, " has rank ", rank, " but input ", precondition.same_rank_as,
                          " has rank ", other, "; ", precondition.op_type, " needs them equal");
   }
+  return !precondition.shape_required || other >= 0;
 }
 
 // ONNX 1.12's inference functions trust what the checker verifies, and shape inference runs on
@@ -235,7 +312,9 @@ class HardenedSchemaRegistry final : public onnx::ISchemaRegistry {
               if (ctx.getAttribute(name) == nullptr) fail_shape_inference("the required attribute '", name, "' is missing");
             }
             if (!preconditions.InputsHaveTypes(ctx)) return;
-            for (const auto& precondition : preconditions.ranks) CheckRank(ctx, precondition);
+            for (const auto& precondition : preconditions.ranks) {
+              if (!CheckRank(ctx, precondition)) return;
+            }
             infer(ctx);
           });
     }
@@ -307,11 +386,9 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
     outcome.skipped_reason = limits.front().message;
     return outcome;
   }
-  int depth = SubgraphDepth(model.graph().node(), 0);
-  for (const auto& function : model.functions()) depth = std::max(depth, SubgraphDepth(function.node(), 1));
-  if (depth > kMaxSubgraphDepth) {
+  if (std::string unsafe = UnsafeForShapeInference(model); !unsafe.empty()) {
     outcome.ran = false;
-    outcome.skipped_reason = fmt::format("subgraphs nest more than {} levels deep", kMaxSubgraphDepth);
+    outcome.skipped_reason = "the ONNX library's shape inference cannot run safely: " + unsafe;
     return outcome;
   }
   std::map<std::string, std::vector<Dim>> declared;
