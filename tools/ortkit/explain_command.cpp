@@ -44,7 +44,7 @@ int Run(const ExplainFlags& flags) {
       json.push_back({{"code", info->code}, {"severity", ToString(info->severity)}, {"title", info->title},
                       {"cause", info->cause}, {"fix", info->fix}});
     }
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
     return kExitOk;
   }
   if (flags.format == "markdown") {

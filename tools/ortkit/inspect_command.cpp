@@ -221,7 +221,7 @@ int ReportLoadFailure(const ModelLoad& load, const std::string& path, Format for
   if (format == Format::kJson) {
     const std::string error = load.diagnoses.empty() ? fmt::format("'{}' could not be read", path) : load.diagnoses.front().message;
     nlohmann::json json = {{"error", error}, {"diagnoses", load.diagnoses}};
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
     return kExitUsage;
   }
   const Style style = Style::ForStream(stderr);
@@ -239,7 +239,7 @@ int Run(const InspectFlags& flags) {
   summary.notes.insert(summary.notes.begin(), load.diagnoses.begin(), load.diagnoses.end());
   if (format == Format::kJson) {
     nlohmann::json json = summary;
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
   } else {
     std::fputs(RenderText(summary, flags.top, Style::ForStream(stdout)).c_str(), stdout);
   }

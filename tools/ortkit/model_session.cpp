@@ -15,7 +15,7 @@ namespace ortkit::cli {
 void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary, Format format) {
   if (format == Format::kJson) {
     nlohmann::json json = {{"error", summary}, {"diagnoses", diagnoses}};
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
     return;
   }
   const Style style = Style::ForStream(stderr);

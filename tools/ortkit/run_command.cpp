@@ -100,7 +100,7 @@ int Run(const RunFlags& flags) {
                                  {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"nan", s.nan}, {"inf", s.inf}});
     }
     if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
   } else {
     const Style style = Style::ForStream(stdout);
     std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),

@@ -291,7 +291,7 @@ int Run(const ValidateFlags& flags) {
 
   json["verdict"] = passed ? "pass" : "fail";
   if (format == Format::kJson) {
-    std::cout << json.dump(2) << "\n";
+    std::cout << JsonText(json) << "\n";
   } else {
     text += fmt::format("\n{}\n", passed ? style.Green("PASS") : style.Red("FAIL"));
     std::fputs(text.c_str(), stdout);
