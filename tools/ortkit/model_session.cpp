@@ -53,6 +53,16 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
     return error;
   }
   opened.session = std::move(session).value();
+  auto inputs = DescribeInputs(*opened.session);
+  auto outputs = DescribeOutputs(*opened.session);
+  if (!inputs.ok() || !outputs.ok()) {
+    *exit_code = kExitFindings;
+    const Error& error = inputs.ok() ? outputs.error() : inputs.error();
+    ReportFailure(command, {}, "cannot describe the session's inputs and outputs: " + error.message, format);
+    return error;
+  }
+  opened.inputs = std::move(inputs).value();
+  opened.outputs = std::move(outputs).value();
   return opened;
 }
 

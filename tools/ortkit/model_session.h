@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "terminal.h"
 
@@ -16,6 +17,8 @@ struct OpenedModel {
   std::unique_ptr<ModelFile> model;
   std::unique_ptr<Runtime> runtime;
   std::unique_ptr<Session> session;
+  std::vector<TensorSpec> inputs;   ///< the session's declared inputs
+  std::vector<TensorSpec> outputs;  ///< the session's declared outputs
 };
 
 /// Opens `path` on `config`. On failure prints the diagnoses (text on stderr, or JSON

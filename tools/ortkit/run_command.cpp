@@ -56,12 +56,7 @@ int Run(const RunFlags& flags) {
   auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
   if (!opened.ok()) return exit_code;
   Session& session = *opened->session;
-  auto specs = DescribeInputs(session);
-  if (!specs.ok()) {
-    ReportFailure("run", {}, specs.error().message, format);
-    return kExitFindings;
-  }
-  auto prepared = PrepareInputs(*specs, opened->model->proto.get(), flags.inputs);
+  auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), flags.inputs);
   if (!prepared.ok()) {
     ReportFailure("run", {}, prepared.error().message, format);
     return kExitUsage;
