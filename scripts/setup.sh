@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs everything ortkit needs to build and test on Debian 12: the Debian packages and
+# Installs everything ortkit needs to build and test on Debian 12: the Debian packages,
 # ONNX Runtime 1.29.0 from the npm package com.github.asus4.onnxruntime@0.4.9 (checked
-# against its published sha512 integrity). Safe to run again: finished steps are skipped.
+# against its published sha512 integrity), and the Python environment of the export companion
+# and the test oracles (.deps/python: a venv over Debian's python3 with PyTorch from Debian and
+# the packages pinned in python/requirements.txt). Safe to run again: finished steps are skipped.
 #
-#   scripts/setup.sh            packages + ONNX Runtime
+#   scripts/setup.sh            packages + ONNX Runtime + Python environment
 #   ORTKIT_SKIP_APT=1 ...       skip the Debian packages (no root, or already installed)
+#   ORTKIT_SKIP_PYTHON=1 ...    skip the Python environment (tests that need it then fail)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +17,7 @@ ort_version="1.29.0"
 ort_npm_package="com.github.asus4.onnxruntime@0.4.9"
 ort_npm_integrity="sha512-BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGaUJ7IsojBgqO4ouD1jXah8OYyJbCN29Fg=="
 ort_dir="$deps/onnxruntime-$ort_version"
+python_dir="$deps/python"
 
 debian_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
@@ -21,6 +25,8 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
+  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
+  python3 python3-venv python3-numpy python3-torch python3-torchvision python3-fastapi python3-uvicorn
 )
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
@@ -65,5 +71,24 @@ install_onnxruntime() {
   say "ONNX Runtime $ort_version installed in $ort_dir"
 }
 
+# The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment.
+install_python_env() {
+  if [ "${ORTKIT_SKIP_PYTHON:-0}" = 1 ]; then say "skipping the Python environment (ORTKIT_SKIP_PYTHON=1)"; return; fi
+  local requirements="$root/python/requirements.txt"
+  local want; want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  if [ -f "$python_dir/.complete" ] && [ "$(cat "$python_dir/.complete")" = "$want" ]; then
+    say "Python environment: present in $python_dir"; return
+  fi
+  say "creating the Python environment in $python_dir (PyTorch from Debian; TensorFlow, tf2onnx, onnxruntime, tritonclient from PyPI)"
+  rm -rf "$python_dir"
+  /usr/bin/python3 -m venv --system-site-packages "$python_dir"
+  "$python_dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  "$python_dir/bin/python" -c "import torch, torchvision, tensorflow, tf2onnx, onnx, onnxruntime, tritonclient.http, tritonclient.grpc, fastapi, uvicorn" 2>/dev/null \
+    || { say "the Python environment in $python_dir does not import its packages"; exit 1; }
+  echo "$want" >"$python_dir/.complete"
+  say "Python environment ready: $python_dir"
+}
+
 install_debian_packages
 install_onnxruntime
+install_python_env

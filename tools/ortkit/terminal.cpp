@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,10 +13,15 @@
 namespace ortkit::cli {
 
 bool ParseFormat(const std::string& text, Format* format) {
-  if (text == "text") *format = Format::kText;
-  else if (text == "json") *format = Format::kJson;
-  else return false;
-  return true;
+  static constexpr std::pair<std::string_view, Format> kFormats[] = {
+      {"text", Format::kText}, {"json", Format::kJson}, {"csv", Format::kCsv}, {"markdown", Format::kMarkdown}};
+  for (const auto& [name, value] : kFormats) {
+    if (text == name) {
+      *format = value;
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string JsonText(const nlohmann::json& json) {

@@ -11,9 +11,10 @@
 
 namespace ortkit::cli {
 
-enum class Format { kText, kJson };
+enum class Format { kText, kJson, kCsv, kMarkdown };
 
-/// Parses "text" / "json"; used by CLI11 transforms.
+/// Parses "text" / "json" / "csv" / "markdown". Each command restricts its --format flag to the
+/// formats it can write (CLI::IsMember), so this accepts them all.
 bool ParseFormat(const std::string& text, Format* format);
 
 /// `json` as --format json prints it (two-space indent). Names in a model are arbitrary bytes: any
