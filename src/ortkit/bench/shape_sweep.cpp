@@ -1,0 +1,198 @@
+#include "ortkit/bench/shape_sweep.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ortkit/tensor/synthesis.h"
+
+namespace ortkit {
+namespace {
+
+constexpr std::size_t kMaxPoints = 256;
+
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, begin);
+    parts.push_back(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+Result<std::int64_t> ParsePositive(const std::string& text, const std::string& context) {
+  try {
+    std::size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 1) return static_cast<std::int64_t>(v);
+    if (used == text.size()) {
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("{}: size {} is impossible; a benchmarked dimension must be at least 1", context, v));
+    }
+  } catch (const std::exception&) {
+  }
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("{}: '{}' is not a size (a whole number >= 1)", context, text));
+}
+
+std::set<std::string> SymbolicDims(const std::vector<TensorSpec>& inputs) {
+  std::set<std::string> symbols;
+  for (const auto& spec : inputs) {
+    for (const auto& d : spec.dims) {
+      if (!d.fixed() && !d.symbol.empty()) symbols.insert(d.symbol);
+    }
+  }
+  return symbols;
+}
+
+}  // namespace
+
+Result<std::vector<std::int64_t>> ParseSizeList(const std::string& text, const std::string& flag) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& part : Split(text, ',')) {
+    ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParsePositive(part, fmt::format("{} {}", flag, text)));
+    if (std::find(sizes.begin(), sizes.end(), v) != sizes.end()) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} {}: {} is listed twice", flag, text, v));
+    }
+    sizes.push_back(v);
+  }
+  return sizes;
+}
+
+Result<std::vector<DimSweep>> ParseDimSweeps(const std::vector<std::string>& values) {
+  std::vector<DimSweep> sweeps;
+  for (const auto& value : values) {
+    DimSweep* current = nullptr;
+    for (const auto& item : Split(value, ',')) {
+      const auto eq = item.find('=');
+      std::string number = item;
+      if (eq != std::string::npos) {
+        const std::string name = item.substr(0, eq);
+        if (name.empty()) {
+          return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim '{}': expected NAME=SIZE[,SIZE...]", value));
+        }
+        auto existing = std::find_if(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == name; });
+        if (existing != sweeps.end()) {
+          return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}: '{}' is given twice", value, name));
+        }
+        sweeps.push_back({name, {}});
+        current = &sweeps.back();
+        number = item.substr(eq + 1);
+      } else if (current == nullptr) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--dim '{}': expected NAME=SIZE[,SIZE...], e.g. --dim seq_len=16,64", value));
+      }
+      ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParsePositive(number, "--dim " + value));
+      if (std::find(current->values.begin(), current->values.end(), v) != current->values.end()) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--dim {}: {}={} is listed twice", value, current->name, v));
+      }
+      current->values.push_back(v);
+    }
+  }
+  return sweeps;
+}
+
+std::string FindBatchSymbol(const std::vector<TensorSpec>& inputs) {
+  std::string symbol;
+  for (const auto& spec : inputs) {
+    if (spec.dims.empty() || spec.dims[0].fixed()) continue;
+    if (spec.dims[0].symbol.empty()) return "";
+    if (symbol.empty())
+      symbol = spec.dims[0].symbol;
+    else if (symbol != spec.dims[0].symbol)
+      return "";
+  }
+  return symbol;
+}
+
+Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>& inputs,
+                                                  const std::vector<std::int64_t>& batches,
+                                                  const std::vector<DimSweep>& sweeps) {
+  const std::set<std::string> symbols = SymbolicDims(inputs);
+  for (const auto& sweep : sweeps) {
+    if (!symbols.count(sweep.name)) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       symbols.empty()
+                           ? fmt::format("--dim {}: the model has no symbolic input dimensions to set", sweep.name)
+                           : fmt::format("--dim {}: no input has a dimension named '{}'; symbolic dimensions: {}",
+                                         sweep.name, sweep.name, fmt::join(symbols, ", ")));
+    }
+  }
+  const std::string batch_symbol = FindBatchSymbol(inputs);
+  std::vector<DimSweep> axes;
+  std::int64_t fixed_batch = 1;
+  if (!batches.empty()) {
+    if (batch_symbol.empty()) {
+      // A fixed first dimension accepts exactly its own size.
+      std::vector<std::string> firsts;
+      std::set<std::int64_t> fixed;
+      for (const auto& spec : inputs) {
+        firsts.push_back(fmt::format("{} {}", spec.name, spec.Describe()));
+        if (!spec.dims.empty() && spec.dims[0].fixed()) fixed.insert(spec.dims[0].value);
+      }
+      const bool only_fixed = fixed.size() == 1 && std::all_of(batches.begin(), batches.end(),
+                                                               [&](std::int64_t b) { return b == *fixed.begin(); });
+      if (!only_fixed) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--batch {}: impossible shape; the inputs have no shared symbolic batch (first) "
+                                     "dimension to set: {}",
+                                     fmt::join(batches, ","), fmt::join(firsts, "; ")));
+      }
+      fixed_batch = *fixed.begin();
+    } else {
+      if (std::any_of(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; })) {
+        return MakeError(
+            ErrorKind::kInvalidArgument,
+            fmt::format("--dim {} and --batch both set the batch dimension '{}'; use one", batch_symbol, batch_symbol));
+      }
+      axes.push_back({batch_symbol, batches});
+    }
+  } else if (!batch_symbol.empty()) {
+    auto swept = std::find_if(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; });
+    if (swept == sweeps.end()) axes.push_back({batch_symbol, {DefaultDimSize(batch_symbol, 0)}});
+  }
+  // The batch axis first in `axes` so that it varies fastest in the expansion below.
+  for (const auto& s : sweeps) {
+    if (s.name == batch_symbol)
+      axes.insert(axes.begin(), s);
+    else
+      axes.push_back(s);
+  }
+  std::size_t total = 1;
+  for (const auto& axis : axes) {
+    total *= axis.values.size();
+    if (total > kMaxPoints) {
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("--batch and --dim make more than {} shapes to measure; sweep fewer sizes", kMaxPoints));
+    }
+  }
+  std::vector<ShapePoint> points;
+  std::vector<std::size_t> index(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    ShapePoint point;
+    point.batch = fixed_batch;
+    std::vector<std::string> parts;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const std::int64_t v = axes[a].values[index[a]];
+      point.dims[axes[a].name] = v;
+      if (axes[a].name == batch_symbol) point.batch = v;
+      parts.push_back(fmt::format("{}={}", axes[a].name, v));
+    }
+    point.label = parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
+    points.push_back(std::move(point));
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      if (++index[a] < axes[a].values.size()) break;
+      index[a] = 0;
+    }
+  }
+  return points;
+}
+
+}  // namespace ortkit
