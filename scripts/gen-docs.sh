@@ -11,7 +11,8 @@ import json, sys
 codes = json.load(sys.stdin)
 titles = {"file": "File layer", "external-data": "External data", "checker": "ONNX checker",
           "shape": "Shape inference", "graph": "Export rules", "runtime": "ONNX Runtime messages",
-          "validate": "Validation", "sweep": "Dynamic-shape sweep", "internal": "Internal"}
+          "validate": "Validation", "sweep": "Dynamic-shape sweep", "export": "Export companion",
+          "internal": "Internal"}
 layer = None
 for c in codes:
     l = c["code"].split(".")[0]

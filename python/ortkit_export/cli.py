@@ -1,0 +1,151 @@
+"""python -m ortkit_export torch|tf ... (what `ortkit export` runs)."""
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+
+from .errors import ExportError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ExportError("export.bad-arguments", f"{self.prog}: {message}", f"see {self.prog} --help")
+
+
+def build_parser():
+    parser = _Parser(prog="ortkit export", description="Export a PyTorch or TensorFlow model to ONNX with reference "
+                     "data: OUT/model.onnx, OUT/test_data_set_0 and _1 (inputs and the framework's outputs), OUT/export.json.")
+    parser.add_argument("--format", choices=["text", "json"], default="text", help="what to print on stdout")
+    sub = parser.add_subparsers(dest="framework", required=True, parser_class=_Parser)
+
+    def common(p):
+        p.add_argument("--inputs", nargs="+", metavar="SPEC",
+                       help="NAME:TYPE[D0,D1,...] per input in call order, e.g. x:float32[2,3,224,224]; integer inputs "
+                            "take an optional value range: input_ids:int64[2,16]=0..30522")
+        p.add_argument("--dynamic", action="append", metavar="SPEC",
+                       help="NAME:AXIS=SYMBOL[,AXIS=SYMBOL] (repeatable), or auto: axis 0 of every input is 'batch'")
+        p.add_argument("--sequence-axis", type=int, metavar="AXIS",
+                       help="with --dynamic auto: also mark this axis of every input of higher rank as 'seq_len'")
+        p.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+        p.add_argument("--out", required=True, help="output folder (created)")
+        p.add_argument("--seed", type=int, default=0, help="seed of the synthesised inputs")
+        p.add_argument("--format", choices=["text", "json"], default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    torch_p = sub.add_parser("torch", help="PyTorch via torch.onnx.export")
+    torch_p.add_argument("--module", required=True, metavar="FILE.py:FACTORY",
+                         help="a Python file and a function in it that returns the nn.Module (called without arguments)")
+    torch_p.add_argument("--outputs", nargs="+", metavar="NAME", help="names of the outputs (default output, output_K)")
+    torch_p.add_argument("--training", action="store_true",
+                         help="export in training mode (default: eval(), enforced and recorded in export.json)")
+    torch_p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
+                         help="torch.onnx.export (default) or torch.onnx.dynamo_export (torch >= 2.0)")
+    torch_p.add_argument("--no-constant-folding", action="store_true", help="keep constant subgraphs")
+    common(torch_p)
+
+    tf_p = sub.add_parser("tf", help="TensorFlow via tf2onnx")
+    source = tf_p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--saved-model", metavar="DIR", help="a SavedModel folder (its serving_default signature)")
+    source.add_argument("--keras", metavar="FILE", help="a Keras model file (.keras or .h5)")
+    source.add_argument("--module", metavar="FILE.py:FACTORY", help="a Python file and a function returning a Keras model")
+    common(tf_p)
+    return parser
+
+
+def load_factory(ref):
+    """Calls FACTORY from FILE.py for "FILE.py:FACTORY" and returns what it returns."""
+    path, sep, name = ref.rpartition(":")
+    if not sep or not path or not name:
+        raise ExportError("export.bad-arguments", f"--module '{ref}': expected FILE.py:FACTORY", "e.g. --module model.py:build")
+    if not os.path.isfile(path):
+        raise ExportError("export.bad-module", f"--module '{ref}': '{path}' is not a file",
+                          "give the path of the Python file, relative to the current directory or absolute")
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise ExportError("export.bad-module", f"importing '{path}' raised {type(e).__name__}: {e}",
+                          "run the file with python to see the full traceback") from e
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+        raise ExportError("export.bad-module", f"'{path}' has no function '{name}'",
+                          "callables in it: " + (", ".join(found) or "none"))
+    try:
+        return factory()
+    except Exception as e:
+        raise ExportError("export.bad-module", f"{name}() in '{path}' raised {type(e).__name__}: {e}",
+                          "make the factory callable without arguments") from e
+
+
+def run(args):
+    if args.framework == "torch":
+        from .torch_export import export_torch
+
+        if not args.inputs:
+            raise ExportError("export.bad-arguments", "torch needs --inputs", "e.g. --inputs x:float32[2,3,224,224]")
+        return export_torch(load_factory(args.module), args.inputs, args.out, dynamic=args.dynamic, opset=args.opset,
+                            sequence_axis=args.sequence_axis, training=args.training, output_names=args.outputs,
+                            seed=args.seed, module_ref=args.module, exporter=args.exporter,
+                            constant_folding=not args.no_constant_folding)
+    from .tf_export import export_tf
+
+    model = args.saved_model or args.keras or load_factory(args.module)
+    return export_tf(model, args.inputs, args.out, dynamic=args.dynamic, opset=args.opset,
+                     sequence_axis=args.sequence_axis, seed=args.seed, module_ref=args.module or args.saved_model or args.keras)
+
+
+def summary(record, out):
+    lines = [f"exported {record['framework']} {record['framework_version']} model with {record['exporter']} "
+             f"at opset {record['opset']} to {os.path.join(out, 'model.onnx')}"]
+    for s in record["inputs"]:
+        axes = record["dynamic_axes"].get(s["name"], {})
+        dims = [axes.get(str(i), str(d)) for i, d in enumerate(s["shape"])]
+        lines.append(f"  input  {s['name']}: {s['dtype']}[{', '.join(dims)}]")
+    for o in record.get("outputs", []):
+        axes = record.get("output_dynamic_axes", {}).get(o["name"], {})
+        dims = [axes.get(str(i), str(d)) for i, d in enumerate(o["shape"])]
+        lines.append(f"  output {o['name']}: {o['dtype']}[{', '.join(dims)}]")
+    for d in record.get("data_sets", []):
+        shapes = ", ".join(f"{n}{v['shape']}" for n, v in d["inputs"].items())
+        lines.append(f"  reference {d['folder']}: {shapes}")
+    if record.get("module_was_training") and record.get("eval_enforced"):
+        lines.append("  note: the module was in training mode; eval() was called before exporting")
+    if record.get("training"):
+        lines.append("  warning: exported in training mode (--training): Dropout and BatchNorm behave as in training")
+    for name in record.get("inputs_dropped") or []:
+        lines.append(f"  warning: input '{name}' is not used by the exported graph and was dropped")
+    for w in record.get("warnings", []):
+        if w.get("code"):
+            where = f"{w['file']}:{w['line']}" + (f": {w['source']}" if w.get("source") else "")
+            lines.append(f"  warning  {w['code']}  {w['category']} at {where}\n    {w['message'].splitlines()[0]}")
+    lines.append(f"  wrote {os.path.join(out, 'export.json')}; check it with: ortkit doctor {out}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    want_json = "--format" in argv and argv[argv.index("--format") + 1:argv.index("--format") + 2] == ["json"]
+    try:
+        args = build_parser().parse_args(argv)
+        want_json = (args.format or "text") == "json"
+        record = run(args)
+    except ExportError as error:
+        if want_json:
+            print(json.dumps({"error": error.to_json()}, indent=2))
+        else:
+            print(error.render(), file=sys.stderr)
+        return EXIT_USAGE if error.code in ("export.bad-arguments", "export.bad-module", "export.framework-missing") \
+            else EXIT_FAILED
+    if want_json:
+        print(json.dumps(record, indent=2))
+    else:
+        print(summary(record, args.out))
+    return EXIT_OK

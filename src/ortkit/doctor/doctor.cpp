@@ -1,0 +1,404 @@
+#include "ortkit/doctor/doctor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+#include <system_error>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/bench/runner.h"
+#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/model/model_file.h"
+#include "ortkit/runtime/run.h"
+
+namespace ortkit {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool Exists(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
+bool IsDirectory(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+
+/// Where the model, its export record and its references are, for a path that may be an export folder.
+struct Layout {
+  fs::path model;        ///< empty when the folder holds no model.onnx
+  fs::path export_json;  ///< empty when there is none
+  fs::path reference;
+  bool reference_from_export = false;
+};
+
+Layout Resolve(const DoctorOptions& options) {
+  Layout layout;
+  const fs::path& given = options.model;
+  fs::path folder;
+  if (IsDirectory(given) && (Exists(given / "model.onnx") || Exists(given / "export.json"))) {
+    folder = given;
+    if (Exists(given / "model.onnx")) layout.model = given / "model.onnx";
+  } else {
+    layout.model = given;  // a file, or a path the file layer explains (missing, a directory, ...)
+    folder = given.parent_path().empty() ? fs::path(".") : given.parent_path();
+  }
+  if (Exists(folder / "export.json")) layout.export_json = folder / "export.json";
+  if (!options.reference.empty()) {
+    layout.reference = options.reference;
+    if (layout.export_json.empty() && IsDirectory(options.reference) && Exists(options.reference / "export.json")) {
+      layout.export_json = options.reference / "export.json";
+    }
+  } else if (!layout.export_json.empty() && Exists(folder / "test_data_set_0")) {
+    layout.reference = folder;
+    layout.reference_from_export = true;
+  }
+  return layout;
+}
+
+/// The baseline latency, measured by the benchmark runner (`ortkit bench`'s): a first run, two
+/// untimed warm-up runs, then `runs` timed runs on one thread.
+Result<LatencySummary> MeasureLatency(Session& session, const std::vector<NamedTensor>& inputs, const DoctorOptions& options) {
+  LatencySummary summary;
+  summary.measured_by = "RunBenchmark (bench/runner.h), 1 thread, 2 warm-up runs";
+  std::vector<std::string> shapes;
+  for (const auto& input : inputs) {
+    const std::string described = input.tensor.Describe();
+    shapes.push_back(input.name + described.substr(std::min(described.find('['), described.size())));
+  }
+  summary.shape = fmt::format("{}", fmt::join(shapes, ", "));
+  BenchOptions bench;
+  bench.iterations = options.benchmark_runs;
+  bench.warmup = 2;
+  ORTKIT_ASSIGN_OR_RETURN(const BenchResult result, RunBenchmark(session, inputs, bench));
+  if (result.failure) return *result.failure;
+  summary.runs = static_cast<int>(result.runs);
+  summary.first_ms = result.first_run_ms;
+  summary.mean_ms = result.latency.mean;
+  summary.p50_ms = result.latency.p50;
+  summary.p90_ms = result.latency.p90;
+  summary.min_ms = result.latency.min;
+  summary.max_ms = result.latency.max;
+  return summary;
+}
+
+std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const ComparisonReport& comparison, const std::string& file) {
+  std::vector<Diagnosis> diagnoses;
+  for (const auto& o : comparison.outputs) {
+    if (o.passed) continue;
+    Location where;
+    where.file = file;
+    where.output = o.name;
+    std::string message = fmt::format("{}: output '{}' {}", label, o.name, o.problem);
+    if (o.shape_match && o.type_match && !o.strings) {
+      message += fmt::format(" (max abs error {:.3g}, max rel error {:.3g}; tolerance atol {:.3g}, rtol {:.3g})",
+                             o.max_abs_error, o.max_rel_error, o.tolerance.atol, o.tolerance.rtol);
+    }
+    diagnoses.push_back(Diagnose("validate.mismatch", std::move(message), where));
+  }
+  for (const auto& name : comparison.missing_in_run) {
+    Location where;
+    where.file = file;
+    where.output = name;
+    diagnoses.push_back(Diagnose("validate.missing-output", fmt::format("{}: the model did not produce '{}'", label, name), where));
+  }
+  return diagnoses;
+}
+
+std::vector<Diagnosis> ValidationDiagnoses(const ValidationReport& report, const std::string& reference) {
+  std::vector<Diagnosis> diagnoses;
+  for (const auto& c : report.cases) {
+    if (!c.ran) {
+      Location where;
+      where.file = reference;
+      Diagnosis d = TranslateRuntimeError(c.run_error, where, /*during_run=*/true);
+      d.message = fmt::format("{}: {}", c.label, d.message);
+      diagnoses.push_back(std::move(d));
+      continue;
+    }
+    auto found = ComparisonDiagnoses(c.label, c.comparison, reference);
+    diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+  }
+  return diagnoses;
+}
+
+/// One diagnosis per cause across the sweep's cells, saying in how many cells it appeared.
+std::vector<Diagnosis> SweepDiagnoses(const SweepReport& report) {
+  std::vector<Diagnosis> diagnoses;
+  std::map<std::tuple<std::string, std::string>, std::pair<std::size_t, int>> seen;  // -> index, count
+  for (const auto& cell : report.cells) {
+    for (const auto& d : cell.diagnoses) {
+      const auto key = std::make_tuple(d.code, d.location.Describe());
+      if (auto it = seen.find(key); it != seen.end()) {
+        ++it->second.second;
+        continue;
+      }
+      seen[key] = {diagnoses.size(), 1};
+      diagnoses.push_back(d);
+    }
+  }
+  for (const auto& [key, where] : seen) {
+    if (where.second > 1) diagnoses[where.first].message += fmt::format(" (and in {} more cells)", where.second - 1);
+  }
+  return diagnoses;
+}
+
+/// A failed validation next to a TracerWarning about a traced `if` is the classic lost branch.
+std::vector<Diagnosis> ConnectBranchWarnings(const ExportRecord& record, const ValidationReport& validation) {
+  std::vector<std::string> failed, passed;
+  for (const auto& c : validation.cases) (c.ran && c.comparison.Passed() ? passed : failed).push_back(c.label);
+  std::vector<Diagnosis> diagnoses;
+  if (failed.empty()) return diagnoses;
+  for (const auto& w : record.warnings) {
+    if (w.code != "export.traced-branch") continue;
+    Location where;
+    where.file = w.Where();
+    std::string message = fmt::format("validation fails on {}", fmt::join(failed, ", "));
+    if (!passed.empty()) message += fmt::format(" but passes on {}", fmt::join(passed, ", "));
+    message += fmt::format("; at export the tracer warned at {}", w.Where());
+    if (!w.source.empty()) message += fmt::format(" (`{}`)", w.source);
+    message += " that a tensor became a Python boolean: the graph keeps only the branch the example input took";
+    diagnoses.push_back(Diagnose("validate.branch-not-taken", std::move(message), where));
+  }
+  return diagnoses;
+}
+
+/// A sweep that fails next to a TracerWarning about a value frozen at export (int(x.size(0)), float(scale)):
+/// the frozen value is the likely cause, so that warning is raised to an error and says so.
+void ConnectFrozenValues(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
+  std::size_t failed = 0;
+  for (const auto& cell : sweep.cells) failed += cell.state == SweepCell::State::kFailed;
+  if (failed == 0) return;
+  for (auto& d : diagnoses) {
+    if (d.code != "export.traced-constant" || d.severity == Severity::kError) continue;
+    d.severity = Severity::kError;
+    d.message += fmt::format("; the shape sweep fails in {} of {} cells, as a size or scale frozen at export makes it",
+                             failed, sweep.cells.size());
+  }
+}
+
+void Deduplicate(std::vector<Diagnosis>& diagnoses) {
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::vector<Diagnosis> unique;
+  for (auto& d : diagnoses) {
+    if (seen.insert({d.code, d.location.Describe(), d.message}).second) unique.push_back(std::move(d));
+  }
+  diagnoses = std::move(unique);
+}
+
+bool LayerFailed(const CheckReport& check, const std::string& name) {
+  for (const auto& layer : check.layers) {
+    if (layer.name == name) return layer.state != LayerReport::State::kPassed;
+  }
+  return true;
+}
+
+void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& layout, const onnx::ModelProto& proto,
+                 const std::optional<ExportRecord>& record, ProviderReport& report, std::vector<Diagnosis>& diagnoses) {
+  SessionConfig config;
+  config.provider = report.provider;
+  Location file;
+  file.file = layout.model.string();
+  auto session = Session::Create(runtime, layout.model, config);
+  if (!session.ok()) {
+    const bool provider = session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument;
+    diagnoses.push_back(provider ? Diagnose("runtime.provider-unavailable", session.error().message, file)
+                                 : TranslateRuntimeError(session.error().message, file));
+    report.notes.push_back("not loaded: " + session.error().message);
+    return;
+  }
+  report.loaded = true;
+  auto inputs = DescribeInputs(**session);
+  auto outputs = DescribeOutputs(**session);
+  if (!inputs.ok() || !outputs.ok()) {
+    report.notes.push_back("cannot describe the session's inputs and outputs");
+    return;
+  }
+  const auto hints = AnalyzeInputValues(proto);
+
+  if (!layout.reference.empty()) {
+    auto cases = ReadReference(layout.reference, *inputs, *outputs);
+    if (!cases.ok()) {
+      Location where;
+      where.file = layout.reference.string();
+      diagnoses.push_back(Diagnose("validate.reference-input", cases.error().message, where));
+    } else {
+      report.validation = ValidateAgainst(**session, *cases, options.tolerance);
+      auto found = ValidationDiagnoses(*report.validation, layout.reference.string());
+      diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+      if (record) {
+        auto connected = ConnectBranchWarnings(*record, *report.validation);
+        diagnoses.insert(diagnoses.end(), connected.begin(), connected.end());
+      }
+    }
+  }
+
+  auto synthesized = SynthesizeInputs(*inputs, hints, options.inputs);
+  if (!synthesized.ok()) {
+    report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
+  }
+  if (layout.reference.empty() && synthesized.ok()) {
+    // Without framework references the runtime checks itself: optimisations off against all.
+    auto plan = ParseCrossCheckMode("opt-levels", config);
+    if (plan.ok()) {
+      auto cross = CrossCheck(runtime, ModelSource{layout.model, {}}, *plan, *synthesized, options.tolerance);
+      if (cross.ok()) {
+        auto found = ComparisonDiagnoses(fmt::format("{} vs {}", cross->label_a, cross->label_b), cross->comparison, layout.model.string());
+        diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+        report.cross_check = std::move(cross).value();
+      } else {
+        diagnoses.push_back(TranslateRuntimeError(cross.error().message, file, /*during_run=*/true));
+      }
+    }
+  }
+
+  if (options.sweep) {
+    SweepOptions sweep;
+    sweep.base = options.inputs;
+    sweep.tolerance = options.tolerance;
+    auto swept = RunSweep(**session, proto, sweep);
+    if (swept.ok()) {
+      auto found = SweepDiagnoses(*swept);
+      diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+      report.sweep = std::move(swept).value();
+    } else {
+      report.notes.push_back("sweep not run: " + swept.error().message);
+    }
+  }
+
+  if (options.benchmark_runs > 0 && synthesized.ok()) {
+    auto latency = MeasureLatency(**session, *synthesized, options);
+    if (latency.ok()) {
+      report.latency = std::move(latency).value();
+    } else {
+      diagnoses.push_back(TranslateRuntimeError(latency.error().message, file, /*during_run=*/true));
+    }
+  }
+}
+
+}  // namespace
+
+const char* ToString(DoctorVerdict verdict) {
+  switch (verdict) {
+    case DoctorVerdict::kHealthy: return "healthy";
+    case DoctorVerdict::kWarnings: return "warnings";
+    case DoctorVerdict::kBroken: return "broken";
+  }
+  return "broken";
+}
+
+DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses) {
+  if (diagnoses.empty()) return DoctorVerdict::kHealthy;
+  switch (WorstSeverity(diagnoses)) {
+    case Severity::kError: return DoctorVerdict::kBroken;
+    case Severity::kWarning: return DoctorVerdict::kWarnings;
+    case Severity::kInfo: return DoctorVerdict::kHealthy;
+  }
+  return DoctorVerdict::kBroken;
+}
+
+Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
+  if (options.providers.empty()) return MakeError(ErrorKind::kInvalidArgument, "no provider given");
+  for (const auto& name : options.providers) {
+    if (FindProvider(name) == nullptr) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("unknown provider '{}'; known: {}", name, fmt::join(KnownProviderNames(), ", ")));
+    }
+  }
+  if (!options.reference.empty() && !Exists(options.reference)) {
+    return MakeError(ErrorKind::kNotFound, fmt::format("the reference '{}' does not exist", options.reference.string()));
+  }
+  const Layout layout = Resolve(options);
+  DoctorReport report;
+  report.model_path = layout.model.string();
+  report.reference_path = layout.reference.string();
+  report.reference_from_export = layout.reference_from_export;
+  std::vector<Diagnosis> diagnoses;
+
+  if (!layout.export_json.empty()) {
+    auto record = ReadExportRecord(layout.export_json);
+    if (record.ok()) {
+      report.export_record = std::move(record).value();
+      auto found = ExportDiagnoses(*report.export_record);
+      diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+    }
+  }
+  if (layout.model.empty()) {
+    // An export folder whose export failed: the export error is the finding.
+    if (diagnoses.empty()) {
+      Location where;
+      where.file = options.model.string();
+      diagnoses.push_back(Diagnose("file.not-found", "the export folder holds no model.onnx", where));
+    }
+  } else {
+    CheckOptions check_options;
+    check_options.model_path = layout.model;
+    check_options.provider = options.providers.front();
+    report.check = RunCheck(&runtime, check_options);
+    report.io_error = report.check->io_error;
+    auto found = report.check->AllDiagnoses();
+    diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+    // Running needs a model the runtime loads; the check's layers already say why not otherwise.
+    ModelLoad load;
+    if (!LayerFailed(*report.check, "file")) load = LoadModelFile(layout.model);
+    if (load.model != nullptr) {
+      for (const auto& name : options.providers) {
+        ProviderReport provider;
+        provider.provider = name;
+        const bool refused_in_check = name == options.providers.front() && LayerFailed(*report.check, "runtime");
+        if (refused_in_check) {
+          provider.notes.push_back("not loaded: ONNX Runtime refuses the model (see the check's findings)");
+        } else {
+          std::vector<Diagnosis> found_here;
+          RunProvider(runtime, options, layout, *load.model->proto, report.export_record, provider, found_here);
+          if (options.providers.size() > 1) {
+            for (auto& d : found_here) d.message = fmt::format("[{}] {}", name, d.message);
+          }
+          diagnoses.insert(diagnoses.end(), found_here.begin(), found_here.end());
+        }
+        if (provider.sweep) ConnectFrozenValues(*provider.sweep, diagnoses);
+        report.providers.push_back(std::move(provider));
+      }
+    }
+  }
+  Deduplicate(diagnoses);
+  SortBySeverity(diagnoses);
+  report.verdict = VerdictOf(diagnoses);
+  report.diagnoses = std::move(diagnoses);
+  return report;
+}
+
+nlohmann::json DoctorReport::ToJson() const {
+  nlohmann::json json = {{"model", model_path},
+                         {"reference", reference_path.empty() ? nlohmann::json() : nlohmann::json(reference_path)},
+                         {"reference_from_export", reference_from_export},
+                         {"verdict", ToString(verdict)},
+                         {"diagnoses", diagnoses}};
+  if (export_record) json["export"] = *export_record;
+  if (check) json["check"] = *check;
+  nlohmann::json providers_json = nlohmann::json::array();
+  for (const auto& p : providers) {
+    nlohmann::json entry = {{"provider", p.provider}, {"loaded", p.loaded}, {"notes", p.notes}};
+    if (p.validation) entry["validation"] = p.validation->ToJson();
+    if (p.cross_check) entry["cross_check"] = p.cross_check->ToJson();
+    if (p.sweep) entry["sweep"] = p.sweep->ToJson();
+    if (p.latency) {
+      const auto& l = *p.latency;
+      entry["latency"] = {{"shape", l.shape},     {"runs", l.runs},       {"first_ms", l.first_ms}, {"mean_ms", l.mean_ms},
+                          {"p50_ms", l.p50_ms},   {"p90_ms", l.p90_ms},   {"min_ms", l.min_ms},     {"max_ms", l.max_ms},
+                          {"measured_by", l.measured_by}};
+    }
+    providers_json.push_back(std::move(entry));
+  }
+  json["providers"] = std::move(providers_json);
+  return json;
+}
+
+}  // namespace ortkit

@@ -1,0 +1,90 @@
+#pragma once
+// `ortkit doctor`: the whole chain in one verdict. check → load on each provider → validate against
+// the framework's references (else cross-check optimisation levels) → dynamic-shape sweep with batch
+// consistency → a short baseline benchmark, and every finding ranked in one list. An export folder
+// written by the Python companion (model.onnx + test_data_set_N + export.json) is understood as a whole:
+// its references are used and its export record connects findings to what the exporter warned about.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/check/check.h"
+#include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/doctor/export_record.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/synthesis.h"
+#include "ortkit/validate/compare.h"
+#include "ortkit/validate/cross_check.h"
+#include "ortkit/validate/reference.h"
+#include "ortkit/validate/sweep.h"
+
+namespace ortkit {
+
+struct DoctorOptions {
+  /// A .onnx file, or an export folder holding model.onnx (or only export.json when the export failed).
+  std::filesystem::path model;
+  /// References: an export or test-case folder, one test_data_set_N folder, an .npz, a folder of .npy.
+  /// Empty: the model's own folder when it holds export.json and test_data_set_N (an ortkit export).
+  std::filesystem::path reference;
+  std::vector<std::string> providers = {"cpu"};
+  ToleranceRules tolerance;
+  InputPlan inputs;            ///< sizes of symbolic dimensions for the cross-check, sweep and benchmark
+  bool sweep = true;
+  int benchmark_runs = 20;     ///< timed runs of the baseline latency (bench/runner.h); 0 skips it
+};
+
+enum class DoctorVerdict { kHealthy, kWarnings, kBroken };
+
+/// "healthy", "warnings", "broken".
+const char* ToString(DoctorVerdict verdict);
+
+/// Latency of one provider at the base shape: a first run, warm-up runs, then `runs` timed runs.
+struct LatencySummary {
+  std::string shape;  ///< "x[1, 16, 64]"
+  int runs = 0;
+  double first_ms = 0;  ///< the warm-up run, which pays for allocations and kernel selection
+  double mean_ms = 0;
+  double p50_ms = 0;
+  double p90_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  std::string measured_by;  ///< which code measured it
+};
+
+struct ProviderReport {
+  std::string provider;
+  bool loaded = false;
+  std::optional<ValidationReport> validation;
+  std::optional<CrossCheckReport> cross_check;
+  std::optional<SweepReport> sweep;
+  std::optional<LatencySummary> latency;
+  std::vector<std::string> notes;  ///< steps that could not run here, and why
+};
+
+struct DoctorReport {
+  std::string model_path;  ///< the .onnx file examined; empty when the export produced none
+  std::string reference_path;
+  bool reference_from_export = false;  ///< found next to the model rather than given
+  std::optional<ExportRecord> export_record;
+  std::optional<CheckReport> check;
+  std::vector<ProviderReport> providers;
+  std::vector<Diagnosis> diagnoses;  ///< every finding once, most severe first
+  DoctorVerdict verdict = DoctorVerdict::kHealthy;
+  bool io_error = false;  ///< the model path could not be read at all
+
+  nlohmann::json ToJson() const;
+};
+
+/// The verdict `diagnoses` amount to: broken with an error, warnings with a warning, else healthy.
+DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses);
+
+/// Runs the chain. Errors only for bad options (an unknown provider name, a reference path that does
+/// not exist); everything wrong with the model or its runs is a diagnosis in the report.
+Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options);
+
+}  // namespace ortkit

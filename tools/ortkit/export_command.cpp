@@ -1,0 +1,156 @@
+// ortkit export torch|tf ...: delegates to the Python export companion (python/ortkit_export), the only
+// Python in ortkit, because exporting needs the framework the model was written in.
+//
+// Which Python, and where the package is (docs/commands/export.md):
+//   package folder: $ORTKIT_PYTHONPATH, else the first of EXE/../share/ortkit/python (install tree),
+//                   EXE/../../python, EXE/../python (a build folder inside the source tree) and the source
+//                   tree this executable was built from, that holds ortkit_export/__init__.py
+//   interpreter:    $ORTKIT_PYTHON, else ROOT/.deps/python/bin/python where ROOT is the package folder's
+//                   parent (the venv scripts/setup.sh creates), else python3 on PATH
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commands.h"
+#include "ortkit/diagnose/diagnosis.h"
+#include "terminal.h"
+
+extern char** environ;
+
+namespace ortkit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Companion {
+  fs::path interpreter;      ///< a path, or a bare name searched on PATH
+  fs::path package_folder;   ///< holds ortkit_export/
+  std::vector<std::string> searched;  ///< what was tried, for the error message
+};
+
+bool IsFile(const fs::path& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+fs::path ExecutableFolder() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : self.parent_path();
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+Companion FindCompanion() {
+  Companion found;
+  std::vector<fs::path> candidates;
+  if (const auto given = Env("ORTKIT_PYTHONPATH"); !given.empty()) {
+    candidates.emplace_back(given);
+  } else {
+    const fs::path exe = ExecutableFolder();
+    if (!exe.empty()) {
+      candidates.push_back(exe / ".." / "share" / "ortkit" / "python");
+      candidates.push_back(exe / ".." / ".." / "python");
+      candidates.push_back(exe / ".." / "python");
+    }
+#ifdef ORTKIT_SOURCE_DIR
+    candidates.push_back(fs::path(ORTKIT_SOURCE_DIR) / "python");
+#endif
+  }
+  for (const auto& folder : candidates) {
+    found.searched.push_back((folder / "ortkit_export").lexically_normal().string());
+    if (IsFile(folder / "ortkit_export" / "__init__.py")) {
+      found.package_folder = fs::weakly_canonical(folder);
+      break;
+    }
+  }
+  if (const auto given = Env("ORTKIT_PYTHON"); !given.empty()) {
+    found.interpreter = given;
+  } else if (!found.package_folder.empty() && IsFile(found.package_folder.parent_path() / ".deps" / "python" / "bin" / "python")) {
+    found.interpreter = found.package_folder.parent_path() / ".deps" / "python" / "bin" / "python";
+  } else {
+    found.interpreter = "python3";
+  }
+  return found;
+}
+
+int Fail(const std::string& message) {
+  Location where;
+  std::fputs(RenderDiagnosis(Diagnose("export.python-missing", message, where), Style::ForStream(stderr)).c_str(), stderr);
+  return kExitUsage;
+}
+
+/// Runs `interpreter -m ortkit_export ARGS` with the package folder first on PYTHONPATH; stdout and
+/// stderr pass through. The companion's exit codes are ortkit's: 0 exported, 1 the export failed, 2 usage.
+int Delegate(const Companion& companion, const std::vector<std::string>& args) {
+  std::vector<std::string> argv_strings = {companion.interpreter.string(), "-m", "ortkit_export"};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  std::vector<std::string> env_strings;
+  const std::string existing = Env("PYTHONPATH");
+  env_strings.push_back("PYTHONPATH=" + companion.package_folder.string() + (existing.empty() ? "" : ":" + existing));
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  const int spawned = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  if (spawned != 0) {
+    return Fail(fmt::format("cannot start the Python interpreter '{}': {} (set ORTKIT_PYTHON, or run scripts/setup.sh)",
+                            companion.interpreter.string(), std::strerror(spawned)));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Fail(fmt::format("waiting for the Python export companion failed: {}", std::strerror(errno)));
+  }
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr, "ortkit export: the Python export companion was killed by signal %d\n", WTERMSIG(status));
+    return kExitFindings;
+  }
+  const int code = WEXITSTATUS(status);
+  if (code == kExitOk || code == kExitFindings || code == kExitUsage) return code;
+  std::fprintf(stderr, "ortkit export: the Python export companion exited with status %d\n", code);
+  return kExitFindings;
+}
+
+int Run(const std::vector<std::string>& args) {
+  const Companion companion = FindCompanion();
+  if (companion.package_folder.empty()) {
+    return Fail(fmt::format("the ortkit_export Python package was not found; looked in: {}", fmt::join(companion.searched, ", ")));
+  }
+  return Delegate(companion, args);
+}
+
+}  // namespace
+
+void RegisterExport(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Export a PyTorch or TensorFlow model to ONNX with reference data (torch | tf; runs the Python companion)");
+  // Every argument, --help included, belongs to the companion, whose argparse documents them.
+  cmd->set_help_flag();
+  cmd->prefix_command();
+  cmd->allow_extras();
+  cmd->footer("ortkit export torch --help / ortkit export tf --help: the options of each exporter");
+  cmd->callback([cmd, &exit_code] { exit_code = Run(cmd->remaining()); });
+}
+
+}  // namespace ortkit::cli
