@@ -1,0 +1,270 @@
+#include "ortkit/serve/grpc/grpc_server.h"
+
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include "grpc_predict_v2.grpc.pb.h"
+
+namespace ortkit::serve::grpc {
+namespace {
+
+using ::grpc::ServerContext;
+using ::grpc::Status;
+using ::grpc::StatusCode;
+
+struct CodeOf {
+  ErrorKind kind;
+  StatusCode code;
+};
+constexpr CodeOf kCodeTable[] = {
+    {ErrorKind::kInvalidArgument, StatusCode::INVALID_ARGUMENT}, {ErrorKind::kNotFound, StatusCode::NOT_FOUND},
+    {ErrorKind::kUnavailable, StatusCode::UNAVAILABLE},          {ErrorKind::kIo, StatusCode::INTERNAL},
+    {ErrorKind::kInvalidModel, StatusCode::INTERNAL},            {ErrorKind::kRuntime, StatusCode::INTERNAL},
+    {ErrorKind::kInternal, StatusCode::INTERNAL},
+};
+
+Status ToStatus(const Error& error) { return Status(GrpcCodeFor(error.kind), error.message); }
+
+std::string ProtocolName(DataType type) {
+  const DataTypeInfo* info = FindDataType(type);
+  return info ? std::string(info->protocol) : "";
+}
+
+template <typename Field>
+Result<Tensor> FromContents(const Field& field, Tensor tensor, const std::string& name, const char* field_name) {
+  if (static_cast<std::int64_t>(field.size()) != tensor.element_count()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("input '{}': shape {} needs {} values, contents.{} holds {}", name,
+                                 ShapeToString(tensor.shape()), tensor.element_count(), field_name, field.size()));
+  }
+  for (int i = 0; i < field.size(); ++i) tensor.SetFromDouble(i, static_cast<double>(field[i]));
+  return tensor;
+}
+
+Result<Tensor> DecodeContents(const inference::InferTensorContents& c, Tensor tensor, const std::string& name) {
+  switch (tensor.type()) {
+    case DataType::kFloat32: {
+      if (c.fp32_contents_size() != tensor.element_count()) return FromContents(c.fp32_contents(), std::move(tensor), name, "fp32_contents");
+      std::memcpy(tensor.data(), c.fp32_contents().data(), tensor.byte_size());
+      return tensor;
+    }
+    case DataType::kFloat64: return FromContents(c.fp64_contents(), std::move(tensor), name, "fp64_contents");
+    case DataType::kInt64: return FromContents(c.int64_contents(), std::move(tensor), name, "int64_contents");
+    case DataType::kInt32:
+    case DataType::kInt16:
+    case DataType::kInt8: return FromContents(c.int_contents(), std::move(tensor), name, "int_contents");
+    case DataType::kUInt64: return FromContents(c.uint64_contents(), std::move(tensor), name, "uint64_contents");
+    case DataType::kUInt32:
+    case DataType::kUInt16:
+    case DataType::kUInt8: return FromContents(c.uint_contents(), std::move(tensor), name, "uint_contents");
+    case DataType::kBool: return FromContents(c.bool_contents(), std::move(tensor), name, "bool_contents");
+    default:
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}': datatype {} must come in raw_input_contents", name, ProtocolName(tensor.type())));
+  }
+}
+
+Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
+  InferRequest request;
+  request.model_name = in.model_name();
+  request.model_version = in.model_version();
+  request.id = in.id();
+  for (const auto& [key, value] : in.parameters()) {
+    if (key == "priority") request.priority = static_cast<int>(value.int64_param() + value.uint64_param());
+    if (key == "timeout") request.timeout_us = value.int64_param() + static_cast<std::int64_t>(value.uint64_param());
+  }
+  const bool raw = in.raw_input_contents_size() > 0;
+  if (raw && in.raw_input_contents_size() != in.inputs_size()) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("raw_input_contents has {} entries for {} inputs",
+                                                              in.raw_input_contents_size(), in.inputs_size()));
+  }
+  for (int i = 0; i < in.inputs_size(); ++i) {
+    const auto& input = in.inputs(i);
+    const DataTypeInfo* info = FindDataTypeByProtocol(input.datatype());
+    if (info == nullptr || info->type == DataType::kString) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}': datatype \"{}\" is not supported", input.name(), input.datatype()));
+    }
+    std::vector<std::int64_t> shape(input.shape().begin(), input.shape().end());
+    auto tensor = Tensor::Allocate(info->type, shape);
+    if (!tensor.ok()) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}': {}", input.name(), tensor.error().message));
+    }
+    if (raw) {
+      const std::string& bytes = in.raw_input_contents(i);
+      if (bytes.size() != tensor->byte_size()) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("input '{}': raw_input_contents holds {} bytes but {} {} needs {}", input.name(),
+                                     bytes.size(), input.datatype(), ShapeToString(shape), tensor->byte_size()));
+      }
+      if (!bytes.empty()) std::memcpy(tensor->data(), bytes.data(), bytes.size());
+      request.inputs.push_back({input.name(), std::move(tensor).value()});
+    } else {
+      ORTKIT_ASSIGN_OR_RETURN(Tensor decoded, DecodeContents(input.contents(), std::move(tensor).value(), input.name()));
+      request.inputs.push_back({input.name(), std::move(decoded)});
+    }
+  }
+  for (const auto& out : in.outputs()) request.outputs.push_back(out.name());
+  return request;
+}
+
+void Encode(const InferResponse& response, inference::ModelInferResponse* out) {
+  out->set_model_name(response.model_name);
+  out->set_model_version(response.model_version);
+  out->set_id(response.id);
+  for (const auto& o : response.outputs) {
+    auto* tensor = out->add_outputs();
+    tensor->set_name(o.name);
+    tensor->set_datatype(ProtocolName(o.tensor.type()));
+    for (std::int64_t d : o.tensor.shape()) tensor->add_shape(d);
+    out->add_raw_output_contents(reinterpret_cast<const char*>(o.tensor.data()), o.tensor.byte_size());
+  }
+}
+
+}  // namespace
+
+::grpc::StatusCode GrpcCodeFor(ErrorKind kind) {
+  for (const auto& entry : kCodeTable) {
+    if (entry.kind == kind) return entry.code;
+  }
+  return StatusCode::INTERNAL;
+}
+
+class InferenceService final : public inference::GRPCInferenceService::Service {
+ public:
+  InferenceService(InferenceCore& core, const GrpcOptions& options) : core_(core), options_(options) {}
+
+  Status ServerLive(ServerContext* context, const inference::ServerLiveRequest*, inference::ServerLiveResponse* out) override {
+    return Logged(context, "ServerLive", "", [&] {
+      out->set_live(core_.IsLive());
+      return Status::OK;
+    });
+  }
+  Status ServerReady(ServerContext* context, const inference::ServerReadyRequest*,
+                     inference::ServerReadyResponse* out) override {
+    return Logged(context, "ServerReady", "", [&] {
+      out->set_ready(core_.IsReady());
+      return Status::OK;
+    });
+  }
+  Status ModelReady(ServerContext* context, const inference::ModelReadyRequest* in, inference::ModelReadyResponse* out) override {
+    return Logged(context, "ModelReady", in->name(), [&] {
+      auto ready = core_.IsModelReady(in->name(), in->version());
+      if (!ready.ok()) return ToStatus(ready.error());
+      out->set_ready(*ready);
+      return Status::OK;
+    });
+  }
+  Status ServerMetadata(ServerContext* context, const inference::ServerMetadataRequest*,
+                        inference::ServerMetadataResponse* out) override {
+    return Logged(context, "ServerMetadata", "", [&] {
+      out->set_name("ortkit");
+      out->set_version(options_.server_version);
+      out->add_extensions("binary_tensor_data");
+      out->add_extensions("model_repository");
+      return Status::OK;
+    });
+  }
+  Status ModelMetadata(ServerContext* context, const inference::ModelMetadataRequest* in,
+                       inference::ModelMetadataResponse* out) override {
+    return Logged(context, "ModelMetadata", in->name(), [&] {
+      auto metadata = core_.Metadata(in->name(), in->version());
+      if (!metadata.ok()) return ToStatus(metadata.error());
+      out->set_name(metadata->name);
+      for (const auto& v : metadata->versions) out->add_versions(v);
+      out->set_platform(metadata->platform);
+      auto fill = [](const std::vector<TensorMetadata>& list, auto* repeated) {
+        for (const auto& t : list) {
+          auto* m = repeated->Add();
+          m->set_name(t.name);
+          m->set_datatype(ProtocolName(t.type));
+          for (std::int64_t d : t.shape) m->add_shape(d);
+        }
+      };
+      fill(metadata->inputs, out->mutable_inputs());
+      fill(metadata->outputs, out->mutable_outputs());
+      return Status::OK;
+    });
+  }
+  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* in, inference::ModelInferResponse* out) override {
+    return Logged(context, "ModelInfer", in->model_name(), [&] {
+      auto request = Decode(*in);
+      if (!request.ok()) return ToStatus(request.error());
+      auto response = core_.InferAndWait(std::move(request).value());
+      if (!response.ok()) return ToStatus(response.error());
+      Encode(*response, out);
+      return Status::OK;
+    });
+  }
+
+ private:
+  template <typename Body>
+  Status Logged(ServerContext* context, const char* method, const std::string& model, Body body) {
+    const auto start = std::chrono::steady_clock::now();
+    Status status;
+    try {
+      status = body();
+    } catch (const std::exception& e) {
+      status = Status(StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+    }
+    if (options_.access_log) {
+      AccessRecord record;
+      record.protocol = "grpc";
+      record.method = method;
+      record.path = std::string("/inference.GRPCInferenceService/") + method;
+      record.peer = context->peer();
+      record.model = model;
+      record.status = static_cast<int>(status.error_code());
+      record.duration_us =
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+      record.error = status.error_message();
+      options_.access_log(record);
+    }
+    return status;
+  }
+
+  InferenceCore& core_;
+  GrpcOptions options_;
+};
+
+struct GrpcServer::Impl {
+  std::unique_ptr<InferenceService> service;
+  std::unique_ptr<::grpc::Server> server;
+  int port = -1;
+  bool stopped = false;
+};
+
+GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GrpcServer::~GrpcServer() { Stop(); }
+
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const GrpcOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->service = std::make_unique<InferenceService>(core, options);
+  ::grpc::ServerBuilder builder;
+  const std::string address = fmt::format("{}:{}", options.host, options.port);
+  builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), &impl->port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(options.max_message_bytes, INT32_MAX)));
+  builder.SetMaxSendMessageSize(-1);
+  builder.RegisterService(impl->service.get());
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || impl->port <= 0) {
+    return MakeError(ErrorKind::kUnavailable, fmt::format("cannot listen for gRPC on {} (address in use?)", address));
+  }
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(impl)));
+}
+
+int GrpcServer::port() const { return impl_->port; }
+
+void GrpcServer::Stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  if (impl_->server) {
+    impl_->server->Shutdown();  // waits for the calls in progress
+    impl_->server->Wait();
+  }
+}
+
+}  // namespace ortkit::serve::grpc

@@ -1,0 +1,58 @@
+#pragma once
+// The Open Inference Protocol (KServe v2) over HTTP/REST, on cpp-httplib, over InferenceCore:
+//   GET  /v2, /v2/health/live, /v2/health/ready
+//   GET  /v2/models/NAME[/versions/V], /v2/models/NAME[/versions/V]/ready, .../config
+//   POST /v2/models/NAME[/versions/V]/infer   (JSON, or JSON + binary tensor data)
+//   POST /v2/repository/index
+//   GET  /metrics                              (also on a port of its own with metrics_port)
+// Errors are {"error": "..."} with the status of HttpStatusFor().
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "ortkit/core/result.h"
+#include "ortkit/serve/access_log.h"
+#include "ortkit/serve/inference_core.h"
+
+namespace ortkit::serve::http {
+
+/// The HTTP status for an error kind: 400 bad request, 404 unknown model, 503 unavailable
+/// (queue full, not ready, shutting down), 500 otherwise.
+int HttpStatusFor(ErrorKind kind);
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;         ///< 0: a free port, see HttpServer::port()
+  int metrics_port = -1;   ///< -1: /metrics on the main port only; 0: a free port
+  std::size_t max_body_bytes = 64 << 20;  ///< larger bodies get 413
+  int threads = 192;       ///< connections served at once (one thread each while kept alive)
+  std::string server_version = "0.1.0";
+  AccessLog access_log;    ///< optional
+};
+
+class HttpServer {
+ public:
+  /// Binds the listening sockets (kUnavailable when a port is taken) without serving yet.
+  /// `core` must outlive the server.
+  static Result<std::unique_ptr<HttpServer>> Create(InferenceCore& core, const HttpOptions& options);
+  ~HttpServer();  ///< Stop()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const;
+  int metrics_port() const;  ///< -1 when metrics share the main port
+
+  /// Serves on background threads.
+  void Start();
+  /// Stops accepting connections and returns once every request already received is answered.
+  /// Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ortkit::serve::http

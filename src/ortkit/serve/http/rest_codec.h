@@ -1,0 +1,42 @@
+#pragma once
+// The Open Inference Protocol's REST encoding of inference requests and responses, with Triton's
+// binary tensor data extension: a JSON header of `Inference-Header-Content-Length` bytes followed
+// by raw tensor bytes, inputs marked with parameters.binary_data_size, outputs asked for with
+// parameters.binary_data (or the request parameter binary_data_output).
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/core/result.h"
+#include "ortkit/serve/inference_core.h"
+
+namespace ortkit::serve::http {
+
+/// How the response's outputs are to be encoded, from the request.
+struct OutputEncoding {
+  bool all_binary = false;                  ///< request parameter binary_data_output
+  std::vector<std::string> binary_outputs;  ///< outputs asked for with parameters.binary_data
+};
+
+/// Decodes an infer request body. `header_length` is the Inference-Header-Content-Length value
+/// (absent: the whole body is JSON). Errors are kInvalidArgument and name the input and the
+/// problem (datatype, value count, binary size).
+Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std::size_t> header_length,
+                                        OutputEncoding* encoding);
+
+struct EncodedResponse {
+  std::string body;
+  std::optional<std::size_t> header_length;  ///< set when binary data follows the JSON
+};
+
+/// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary.
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding);
+
+/// {"name", "versions", "platform", "inputs": [{"name", "datatype", "shape"}], "outputs": [...]}
+nlohmann::json ModelMetadataToJson(const ModelMetadata& metadata);
+
+}  // namespace ortkit::serve::http

@@ -1,0 +1,127 @@
+#include "ortkit/serve/inference_core.h"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "ortkit/serve/served_model.h"
+
+namespace ortkit::serve {
+
+Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, std::vector<ModelSource> models,
+                                                             const CoreOptions& options) {
+  if (models.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
+  std::set<std::string> names;
+  for (const auto& m : models) {
+    if (!names.insert(m.name).second) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("two models are named '{}'", m.name));
+    }
+  }
+  std::unique_ptr<InferenceCore> core(new InferenceCore());
+  core->runtime_ = &runtime;
+  core->options_ = options;
+  for (auto& m : models) core->models_.push_back(std::make_unique<ServedModel>(std::move(m)));
+  return core;
+}
+
+InferenceCore::~InferenceCore() { Shutdown(); }
+
+Status InferenceCore::LoadModels() {
+  int cores = options_.cores > 0 ? options_.cores : static_cast<int>(std::thread::hardware_concurrency());
+  int instances = 0;
+  for (const auto& m : models_) instances += m->config().instances;
+  // intra_op_threads 0: share the cores so that instances x threads fit them.
+  const int intra = std::max(1, cores / std::max(1, instances));
+  int threads = 0;
+  for (const auto& m : models_) {
+    const int per_instance = m->config().session.intra_op_threads == 0 ? intra : m->config().session.intra_op_threads;
+    threads += per_instance * m->config().instances;
+  }
+  if (threads > cores) {
+    notes_.push_back(fmt::format("{} instances use {} intra-op threads in all on {} cores: they will compete; lower "
+                                 "instances or session.intra_op_threads",
+                                 instances, threads, cores));
+  }
+  for (auto& m : models_) {
+    Status loaded = m->Load(*runtime_, intra, &notes_);
+    if (!loaded.ok()) {
+      return MakeError(loaded.error().kind, fmt::format("model '{}': {}", m->name(), loaded.error().message));
+    }
+  }
+  ready_ = true;
+  return OkStatus();
+}
+
+std::vector<std::string> InferenceCore::notes() const { return notes_; }
+
+Result<ServedModel*> InferenceCore::Find(const std::string& name, const std::string& version) const {
+  auto it = std::find_if(models_.begin(), models_.end(), [&](const auto& m) { return m->name() == name; });
+  if (it == models_.end()) return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
+  if (!version.empty() && version != "1") {
+    return MakeError(ErrorKind::kNotFound, fmt::format("model '{}' has no version '{}' (it serves version 1)", name, version));
+  }
+  return it->get();
+}
+
+void InferenceCore::Infer(InferRequest request, InferCallback done) {
+  auto model = Find(request.model_name, request.model_version);
+  if (!model.ok()) {
+    done(model.error());
+    return;
+  }
+  (*model)->Submit(std::move(request), std::move(done));
+}
+
+std::future<Result<InferResponse>> InferenceCore::Infer(InferRequest request) {
+  auto promise = std::make_shared<std::promise<Result<InferResponse>>>();
+  auto future = promise->get_future();
+  Infer(std::move(request), [promise](Result<InferResponse> result) { promise->set_value(std::move(result)); });
+  return future;
+}
+
+Result<InferResponse> InferenceCore::InferAndWait(InferRequest request) {
+  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(request.model_name, request.model_version));
+  return model->SubmitAndWait(std::move(request));
+}
+
+bool InferenceCore::IsReady() const {
+  return ready_ && std::all_of(models_.begin(), models_.end(), [](const auto& m) { return m->ready(); });
+}
+
+Result<bool> InferenceCore::IsModelReady(const std::string& name, const std::string& version) const {
+  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, version));
+  return model->ready();
+}
+
+Result<ModelMetadata> InferenceCore::Metadata(const std::string& name, const std::string& version) const {
+  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, version));
+  if (!model->ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", name));
+  return model->metadata();
+}
+
+Result<ModelConfig> InferenceCore::Config(const std::string& name) const {
+  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, ""));
+  if (!model->ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", name));
+  return model->config();
+}
+
+std::vector<std::string> InferenceCore::ModelNames() const {
+  std::vector<std::string> names;
+  for (const auto& m : models_) names.push_back(m->name());
+  return names;
+}
+
+std::string InferenceCore::MetricsText() const {
+  std::vector<MetricsSample> samples;
+  for (const auto& m : models_) samples.push_back(m->Sample());
+  return RenderPrometheus(samples);
+}
+
+void InferenceCore::Shutdown() {
+  ready_ = false;
+  for (auto& m : models_) m->Stop();
+}
+
+}  // namespace ortkit::serve

@@ -1,0 +1,123 @@
+#pragma once
+// The transport-neutral inference API: front ends (HTTP, gRPC) translate their wire format into
+// an InferRequest and the answer back, and reach models only through InferenceCore.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/serve/model_config.h"
+#include "ortkit/tensor/tensor.h"
+
+namespace ortkit::serve {
+
+struct InferRequest {
+  std::string model_name;
+  std::string model_version;  ///< empty or "1"
+  std::string id;             ///< echoed in the response
+  std::vector<NamedTensor> inputs;
+  std::vector<std::string> outputs;  ///< empty: every output, in the model's order
+  int priority = 0;                  ///< 1 is the most urgent .. priority_levels; 0: the lowest level
+  std::int64_t timeout_us = 0;       ///< queue deadline; 0: the model's batching.timeout_us
+};
+
+struct InferResponse {
+  std::string model_name;
+  std::string model_version;
+  std::string id;
+  std::vector<NamedTensor> outputs;
+};
+
+/// Called exactly once per request, from whichever thread finishes it (never under a core lock).
+using InferCallback = std::function<void(Result<InferResponse>)>;
+
+/// An input or output as the protocol describes it: shape with -1 for dynamic dimensions.
+struct TensorMetadata {
+  std::string name;
+  DataType type = DataType::kUndefined;
+  std::vector<std::int64_t> shape;
+};
+
+struct ModelMetadata {
+  std::string name;
+  std::vector<std::string> versions = {"1"};
+  std::string platform = "onnxruntime_onnx";
+  std::vector<TensorMetadata> inputs;
+  std::vector<TensorMetadata> outputs;
+};
+
+/// A model to serve: its protocol name, its file and its configuration.
+struct ModelSource {
+  std::string name;
+  std::filesystem::path path;
+  ModelConfig config;
+};
+
+struct CoreOptions {
+  int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
+};
+
+class ServedModel;
+
+/// Serves a fixed set of models. Thread-safe; every method may be called from any thread.
+class InferenceCore {
+ public:
+  /// Checks the sources (unique names) without loading anything: the server can answer liveness
+  /// probes while LoadModels() runs. `runtime` must outlive the core.
+  static Result<std::unique_ptr<InferenceCore>> Create(Runtime& runtime, std::vector<ModelSource> models,
+                                                       const CoreOptions& options);
+  ~InferenceCore();  ///< Shutdown()
+  InferenceCore(const InferenceCore&) = delete;
+  InferenceCore& operator=(const InferenceCore&) = delete;
+
+  /// Creates each model's sessions, verifies bucketing, warms every instance up on the configured
+  /// shapes and starts its workers. The server is ready once this succeeds. The first failure is
+  /// returned with the model's name. Call once.
+  Status LoadModels();
+  /// What loading decided that a person should know (batching turned off for a model, ...).
+  std::vector<std::string> notes() const;
+
+  /// Queues `request`; `done` receives the outputs or the error: kNotFound (unknown model or
+  /// version), kInvalidArgument (inputs do not fit the model), kUnavailable (not ready, queue
+  /// full, shutting down, deadline passed), kRuntime (the session failed). Never blocks on a run.
+  void Infer(InferRequest request, InferCallback done);
+  std::future<Result<InferResponse>> Infer(InferRequest request);
+  /// Infer() and wait for the answer, for front ends that serve a request per thread. When an
+  /// instance of the model is idle, the calling thread runs the due batch itself (its request
+  /// with whatever else is due): no thread handoff on the way in or out.
+  Result<InferResponse> InferAndWait(InferRequest request);
+
+  bool IsLive() const { return true; }
+  bool IsReady() const;
+  /// kNotFound for an unknown model or version.
+  Result<bool> IsModelReady(const std::string& name, const std::string& version) const;
+  /// kNotFound for an unknown model or version; kUnavailable before the model is loaded.
+  Result<ModelMetadata> Metadata(const std::string& name, const std::string& version) const;
+  /// The configuration in effect (after what loading decided), kNotFound for an unknown model.
+  Result<ModelConfig> Config(const std::string& name) const;
+  std::vector<std::string> ModelNames() const;
+
+  /// Prometheus text exposition of every model's metrics.
+  std::string MetricsText() const;
+
+  /// Stops accepting requests, answers every queued one, and joins the workers. Idempotent.
+  void Shutdown();
+
+ private:
+  InferenceCore() = default;
+  Result<ServedModel*> Find(const std::string& name, const std::string& version) const;
+
+  Runtime* runtime_ = nullptr;
+  CoreOptions options_;
+  std::vector<std::unique_ptr<ServedModel>> models_;  // fixed after Create
+  std::vector<std::string> notes_;                    // written by LoadModels only
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace ortkit::serve

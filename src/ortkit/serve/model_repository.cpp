@@ -1,0 +1,77 @@
+#include "ortkit/serve/model_repository.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ortkit::serve {
+
+Status CheckModelName(const std::string& name) {
+  if (name.empty()) return MakeError(ErrorKind::kInvalidArgument, "a model name is empty");
+  if (name.front() == '.') return MakeError(ErrorKind::kInvalidArgument, fmt::format("model name '{}' starts with '.'", name));
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("model name '{}' contains '{}': use letters, digits, '_', '-' and '.'", name, c));
+    }
+  }
+  return OkStatus();
+}
+
+Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<std::filesystem::path>& config_path) {
+  ModelSource source;
+  const auto equals = flag.find('=');
+  std::string name;
+  if (equals != std::string::npos) {
+    name = flag.substr(0, equals);
+    source.path = flag.substr(equals + 1);
+  } else {
+    source.path = flag;
+  }
+  if (source.path.empty()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--model '{}': no path after '='", flag));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(source.path, ec)) {
+    return MakeError(ErrorKind::kNotFound, fmt::format("--model {}: no such file {}", flag, source.path.string()));
+  }
+  if (config_path) {
+    ORTKIT_ASSIGN_OR_RETURN(source.config, LoadModelConfig(*config_path));
+  }
+  source.name = !name.empty() ? name : !source.config.name.empty() ? source.config.name : source.path.stem().string();
+  source.config.name = source.name;
+  ORTKIT_RETURN_IF_ERROR(CheckModelName(source.name));
+  return source;
+}
+
+Result<std::vector<ModelSource>> ScanModelRepository(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return MakeError(ErrorKind::kNotFound, fmt::format("--model-repository {}: not a folder", dir.string()));
+  }
+  std::vector<ModelSource> sources;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (!entry.is_directory()) continue;
+    const auto model = entry.path() / "model.onnx";
+    std::error_code missing;
+    if (!std::filesystem::is_regular_file(model, missing)) continue;
+    ModelSource source;
+    source.path = model;
+    const auto config = entry.path() / "config.json";
+    if (std::filesystem::is_regular_file(config, missing)) {
+      ORTKIT_ASSIGN_OR_RETURN(source.config, LoadModelConfig(config));
+    }
+    // The folder names the model, as in Triton's repositories; the file's "name" only when it agrees.
+    source.name = entry.path().filename().string();
+    source.config.name = source.name;
+    ORTKIT_RETURN_IF_ERROR(CheckModelName(source.name));
+    sources.push_back(std::move(source));
+  }
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("--model-repository {}: {}", dir.string(), ec.message()));
+  if (sources.empty()) {
+    return MakeError(ErrorKind::kNotFound,
+                     fmt::format("--model-repository {}: no NAME/model.onnx inside", dir.string()));
+  }
+  std::sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return sources;
+}
+
+}  // namespace ortkit::serve

@@ -1,0 +1,501 @@
+#include "ortkit/serve/served_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ortkit/model/model_file.h"
+#include "ortkit/tensor/synthesis.h"
+
+namespace ortkit::serve {
+
+/// A request between Submit and its answer. Owned jointly by the queue's slices and the worker
+/// running them; `mutex` guards the fields below it, which slices of a split request running on
+/// two instances both write.
+struct PendingRequest {
+  InferRequest request;
+  InferCallback done;
+  std::vector<const Tensor*> inputs;  // in the model's input order, pointing into request.inputs
+  std::vector<std::size_t> wanted;    // model output indices to answer with
+  std::vector<std::vector<std::int64_t>> batch_inner;  // per input: the shape below axis 0 in a batch (padded)
+  std::int64_t rows = 1;
+  std::int64_t length = -1;  // along the bucketed dim; -1 without bucketing
+  bool padded = false;
+  TimePoint enqueued;
+  std::atomic<bool> started{false};
+
+  std::mutex mutex;
+  std::vector<NamedTensor> outputs;  // allocated by the first finished slice
+  std::int64_t rows_done = 0;
+  bool answered = false;
+};
+
+namespace {
+
+std::int64_t MicrosSince(TimePoint start, TimePoint end) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(end - start).count();
+}
+
+std::vector<std::int64_t> ProtocolShape(const TensorSpec& spec) {
+  std::vector<std::int64_t> shape;
+  for (const auto& d : spec.dims) shape.push_back(d.fixed() ? d.value : -1);
+  return shape;
+}
+
+std::string TypeName(DataType type) {
+  const DataTypeInfo* info = FindDataType(type);
+  return info != nullptr ? std::string(info->protocol) : std::string(DataTypeName(type));
+}
+
+// Every combination of the warm-up sizes; one empty plan when none are configured.
+std::vector<InputPlan> WarmupPlans(const WarmupConfig& warmup) {
+  std::vector<InputPlan> plans(1);
+  for (const auto& [dim, sizes] : warmup.dims) {
+    std::vector<InputPlan> next;
+    for (const auto& plan : plans) {
+      for (std::int64_t size : sizes) {
+        InputPlan p = plan;
+        p.dims[dim] = size;
+        next.push_back(std::move(p));
+      }
+    }
+    plans = std::move(next);
+  }
+  return plans;
+}
+
+}  // namespace
+
+ServedModel::~ServedModel() { Stop(); }
+
+Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std::string>* notes) {
+  ModelConfig& config = source_.config;
+  SessionConfig session_config = config.ToSessionConfig();
+  if (session_config.intra_op_threads == 0) session_config.intra_op_threads = intra_op_threads;
+  for (int i = 0; i < config.instances; ++i) {
+    ORTKIT_ASSIGN_OR_RETURN(auto session, Session::Create(runtime, source_.path, session_config));
+    instances_.push_back(std::move(session));
+  }
+  Session& first = *instances_.front();
+  ORTKIT_ASSIGN_OR_RETURN(inputs_, DescribeInputs(first));
+  ORTKIT_ASSIGN_OR_RETURN(outputs_, DescribeOutputs(first));
+  for (const auto* list : {&inputs_, &outputs_}) {
+    for (const auto& spec : *list) {
+      if (!spec.is_tensor || spec.type == DataType::kString || FindDataType(spec.type) == nullptr) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("'{}' is {}: the server handles numeric and boolean tensors only", spec.name,
+                                     spec.is_tensor ? spec.Describe() : std::string("not a tensor")));
+      }
+    }
+  }
+  for (const auto& s : inputs_) input_names_.push_back(s.name.c_str());
+  for (const auto& s : outputs_) output_names_.push_back(s.name.c_str());
+  metadata_.name = source_.name;
+  for (const auto& s : inputs_) metadata_.inputs.push_back({s.name, s.type, ProtocolShape(s)});
+  for (const auto& s : outputs_) metadata_.outputs.push_back({s.name, s.type, ProtocolShape(s)});
+
+  std::map<std::string, ValueHint> hints;
+  {
+    ModelLoad load = LoadModelFile(source_.path);
+    if (load.model) hints = AnalyzeInputValues(*load.model->proto);
+  }
+
+  // Batching needs every input and output to carry rows along a dynamic axis 0.
+  std::string not_batchable;
+  for (const auto* list : {&inputs_, &outputs_}) {
+    for (const auto& spec : *list) {
+      if (not_batchable.empty() && (spec.dims.empty() || spec.dims[0].fixed())) {
+        not_batchable = fmt::format("'{}' is {} (no dynamic first dimension)", spec.name, spec.Describe());
+      }
+    }
+  }
+  batchable_ = not_batchable.empty();
+  if (batchable_) {
+    InputPlan two;
+    for (const auto& in : inputs_) {
+      if (!in.dims[0].symbol.empty()) two.dims[in.dims[0].symbol] = 2;
+    }
+    for (const auto& in : inputs_) {
+      if (!in.dims[0].symbol.empty()) continue;
+      auto shape = ResolveShape(in, two);  // an unnamed first dimension: give the whole shape
+      if (shape.ok()) {
+        (*shape)[0] = 2;
+        two.shapes[in.name] = *shape;
+      }
+    }
+    auto synthetic = SynthesizeInputs(inputs_, hints, two);
+    if (!synthetic.ok()) return MakeError(synthetic.error().kind, "making inputs of 2 rows: " + synthetic.error().message);
+    auto result = RunSession(first, RunRequest{*synthetic, {}});
+    if (!result.ok()) {
+      not_batchable = "running 2 rows failed: " + result.error().message;
+    } else {
+      for (const auto& out : *result) {
+        if (not_batchable.empty() && (out.tensor.shape().empty() || out.tensor.shape()[0] != 2)) {
+          not_batchable = fmt::format("output '{}' is {} for inputs of 2 rows", out.name, out.tensor.Describe());
+        }
+      }
+    }
+    batchable_ = not_batchable.empty();
+  }
+  if (!batchable_ && config.batching.EffectiveMaxBatchSize() > 0) {
+    notes->push_back(fmt::format("model '{}': batching off: {}", source_.name, not_batchable));
+    config.batching.enabled = false;
+  }
+
+  if (config.bucketing.enabled) {
+    if (!batchable_ || config.batching.EffectiveMaxBatchSize() == 0) {
+      notes->push_back(fmt::format("model '{}': bucketing off: it only helps requests share a batch, and batching is off",
+                                   source_.name));
+      config.bucketing.enabled = false;
+    } else {
+      ORTKIT_ASSIGN_OR_RETURN(bucket_plan_, PlanBucketing(config.bucketing, inputs_, outputs_));
+      ORTKIT_RETURN_IF_ERROR(VerifyPaddingInvariance(first, inputs_, outputs_, hints, &bucket_plan_));
+      config.bucketing.mask_input = bucket_plan_.mask_input;
+      bucketing_ = true;
+    }
+  }
+
+  // Warm-up: every instance on every configured shape, so that first requests do not pay for
+  // allocations and kernel selection.
+  for (const auto& plan : WarmupPlans(config.warmup)) {
+    auto synthetic = SynthesizeInputs(inputs_, hints, plan);
+    if (!synthetic.ok()) return MakeError(synthetic.error().kind, "warm-up inputs: " + synthetic.error().message);
+    for (auto& instance : instances_) {
+      auto result = RunSession(*instance, RunRequest{*synthetic, {}});
+      if (!result.ok()) return MakeError(result.error().kind, "warm-up run: " + result.error().message);
+    }
+  }
+
+  BatchPolicy policy;
+  policy.max_batch_size = batchable_ ? config.batching.EffectiveMaxBatchSize() : 0;
+  policy.max_queue_delay = std::chrono::microseconds(config.batching.max_queue_delay_us);
+  policy.preferred_batch_sizes = config.batching.preferred_batch_sizes;
+  queue_ = std::make_unique<Queue>(policy, config.batching.max_queue_size, static_cast<int>(instances_.size()));
+  for (std::size_t i = 0; i < instances_.size(); ++i) workers_.emplace_back([this] { Work(); });
+  ready_ = true;
+  return OkStatus();
+}
+
+Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) const {
+  auto invalid = [](std::string message) { return MakeError(ErrorKind::kInvalidArgument, std::move(message)); };
+  p->inputs.assign(inputs_.size(), nullptr);
+  for (const auto& in : request.inputs) {
+    auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const TensorSpec& s) { return s.name == in.name; });
+    if (it == inputs_.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : inputs_) names.push_back(s.name);
+      return invalid(fmt::format("model '{}' has no input named '{}'; its inputs are: {}", source_.name, in.name,
+                                 fmt::join(names, ", ")));
+    }
+    const std::size_t index = it - inputs_.begin();
+    if (p->inputs[index] != nullptr) return invalid(fmt::format("input '{}' is given twice", in.name));
+    if (in.tensor.type() != it->type) {
+      return invalid(fmt::format("input '{}' has datatype {} but the model expects {}", in.name, TypeName(in.tensor.type()),
+                                 TypeName(it->type)));
+    }
+    const auto& shape = in.tensor.shape();
+    if (shape.size() != it->dims.size()) {
+      return invalid(fmt::format("input '{}' has shape {} (rank {}) but the model expects rank {} ({})", in.name,
+                                 ShapeToString(shape), shape.size(), it->dims.size(), ShapeToString(ProtocolShape(*it))));
+    }
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (it->dims[d].fixed() && it->dims[d].value != shape[d]) {
+        return invalid(fmt::format("input '{}' has shape {} but the model expects {} (dimension {} must be {})", in.name,
+                                   ShapeToString(shape), ShapeToString(ProtocolShape(*it)), d, it->dims[d].value));
+      }
+    }
+    p->inputs[index] = &in.tensor;
+  }
+  std::map<std::string, std::pair<std::int64_t, std::string>> symbols;  // size and the input that set it
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    if (p->inputs[i] == nullptr) {
+      return invalid(fmt::format("input '{}' ({} {}) is missing", inputs_[i].name, TypeName(inputs_[i].type),
+                                 ShapeToString(ProtocolShape(inputs_[i]))));
+    }
+    const auto& shape = p->inputs[i]->shape();
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const std::string& symbol = inputs_[i].dims[d].symbol;
+      if (inputs_[i].dims[d].fixed() || symbol.empty()) continue;
+      auto [it, inserted] = symbols.emplace(symbol, std::make_pair(shape[d], inputs_[i].name));
+      if (!inserted && it->second.first != shape[d]) {
+        return invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'", symbol, it->second.first,
+                                   it->second.second, shape[d], inputs_[i].name));
+      }
+    }
+  }
+  if (batchable_) {
+    p->rows = p->inputs[0]->shape()[0];
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      if (p->inputs[i]->shape()[0] != p->rows) {
+        return invalid(fmt::format("input '{}' has {} rows (first dimension) but input '{}' has {}", inputs_[i].name,
+                                   p->inputs[i]->shape()[0], inputs_[0].name, p->rows));
+      }
+    }
+    if (p->rows < 1) return invalid(fmt::format("input '{}' has no rows (shape {})", inputs_[0].name,
+                                                ShapeToString(p->inputs[0]->shape())));
+  }
+  for (const auto& name : request.outputs) {
+    auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const TensorSpec& s) { return s.name == name; });
+    if (it == outputs_.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : outputs_) names.push_back(s.name);
+      return invalid(fmt::format("model '{}' has no output named '{}'; its outputs are: {}", source_.name, name,
+                                 fmt::join(names, ", ")));
+    }
+    p->wanted.push_back(it - outputs_.begin());
+  }
+  if (request.outputs.empty()) {
+    for (std::size_t o = 0; o < outputs_.size(); ++o) p->wanted.push_back(o);
+  }
+  const int levels = source_.config.batching.priority_levels;
+  if (request.priority < 0 || request.priority > levels) {
+    return invalid(fmt::format("priority {} is out of range: model '{}' has priority levels 1 (most urgent) to {}, "
+                               "0 meaning the lowest",
+                               request.priority, source_.name, levels));
+  }
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const auto& shape = p->inputs[i]->shape();
+    p->batch_inner.emplace_back(shape.begin() + (shape.empty() ? 0 : 1), shape.end());
+  }
+  if (bucketing_) {
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const int axis = bucket_plan_.input_axis[i];
+      if (axis < 0) continue;
+      p->length = p->inputs[i]->shape()[axis];
+      const std::int64_t padded = bucket_plan_.config.BucketFor(p->length);
+      p->padded = p->padded || padded != p->length;
+      p->batch_inner[i][axis - 1] = padded;
+    }
+  }
+  return OkStatus();
+}
+
+void ServedModel::Submit(InferRequest request, InferCallback done, bool run_here) {
+  auto pending = std::make_shared<PendingRequest>();
+  pending->enqueued = Clock::now();
+  pending->request = std::move(request);
+  pending->done = std::move(done);
+  if (!ready_ || stopped_) {
+    Fail(*pending, MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", source_.name)));
+    return;
+  }
+  Status valid = Validate(pending->request, pending.get());
+  if (!valid.ok()) {
+    Fail(*pending, valid.error());
+    return;
+  }
+  QueueEntry entry;
+  entry.rows_left = pending->rows;
+  entry.enqueued = pending->enqueued;
+  const std::int64_t timeout_us =
+      pending->request.timeout_us > 0 ? pending->request.timeout_us : source_.config.batching.timeout_us;
+  if (timeout_us > 0) entry.deadline = entry.enqueued + std::chrono::microseconds(timeout_us);
+  const int levels = source_.config.batching.priority_levels;
+  entry.priority = pending->request.priority == 0 ? levels - 1 : pending->request.priority - 1;
+  if (batchable_) {
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      entry.shape_key.append(reinterpret_cast<const char*>(pending->batch_inner[i].data()),
+                             pending->batch_inner[i].size() * sizeof(std::int64_t));
+      entry.shape_key.push_back('|');
+    }
+  }
+  Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/!run_here);
+  if (!queued.ok()) {
+    metrics_.rejected.fetch_add(1, std::memory_order_relaxed);
+    Fail(*pending, queued.error());
+    return;
+  }
+  if (!run_here) return;
+  // An idle instance and a due batch: run it on this thread rather than wake a worker to do it
+  // and wake this thread again with the answer. The batch may hold other requests too.
+  pending.reset();
+  Queue::Batch batch;
+  if (queue_->TryTake(&batch)) {
+    Execute(batch);
+    queue_->Release(&batch);
+  }
+}
+
+Result<InferResponse> ServedModel::SubmitAndWait(InferRequest request) {
+  // The answer is set by whichever thread finishes the request, often this one; a futex word
+  // costs less than a promise/future pair when it has to wait.
+  struct Answer {
+    std::atomic<int> ready{0};
+    std::optional<Result<InferResponse>> result;
+  };
+  auto answer = std::make_shared<Answer>();
+  Submit(
+      std::move(request),
+      [answer](Result<InferResponse> result) {
+        answer->result.emplace(std::move(result));
+        answer->ready.store(1, std::memory_order_release);
+        answer->ready.notify_one();
+      },
+      /*run_here=*/true);
+  answer->ready.wait(0, std::memory_order_acquire);
+  return std::move(*answer->result);
+}
+
+void ServedModel::Fail(PendingRequest& pending, const Error& error) {
+  {
+    std::lock_guard lock(pending.mutex);
+    if (pending.answered) return;
+    pending.answered = true;
+  }
+  metrics_.request_failure.fetch_add(1, std::memory_order_relaxed);
+  metrics_.request_us.Observe(MicrosSince(pending.enqueued, Clock::now()));
+  pending.done(error);
+}
+
+void ServedModel::Work() {
+  Queue::Batch batch;
+  while (queue_->Next(&batch)) Execute(batch);
+}
+
+void ServedModel::Execute(Queue::Batch& batch) {
+  for (auto& p : batch.expired) {
+    metrics_.timed_out.fetch_add(1, std::memory_order_relaxed);
+    Fail(*p, MakeError(ErrorKind::kUnavailable,
+                       fmt::format("the request waited {} us in model '{}''s queue, past its timeout",
+                                   MicrosSince(p->enqueued, Clock::now()), source_.name)));
+  }
+  batch.expired.clear();
+  if (!batch.slices.empty()) RunBatch(*instances_[batch.instance], batch.slices);
+  // Drop the requests now: their answers are sent, and a worker keeps its batch until the next one.
+  batch.slices.clear();
+}
+
+void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) {
+  const TimePoint start = Clock::now();
+  std::int64_t total_rows = 0;
+  bool padded = false;  // some request is shorter than the bucket: the batch must start zeroed
+  for (auto& s : slices) {
+    total_rows += s.rows;
+    padded = padded || s.payload->padded;
+    if (!s.payload->started.exchange(true)) metrics_.queue_us.Observe(MicrosSince(s.payload->enqueued, start));
+  }
+  const PendingRequest& first = *slices.front().payload;
+  // One request taken whole and unpadded runs on its own tensors: no copy.
+  const bool direct = slices.size() == 1 && slices.front().rows == first.rows && !first.padded;
+  std::vector<Tensor> batched;
+  std::vector<Ort::Value> values;
+  std::optional<Error> error;
+  std::vector<Ort::Value> outputs;
+  try {
+    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const Tensor* source = first.inputs[i];
+      if (!direct) {
+        std::vector<std::int64_t> shape{total_rows};
+        shape.insert(shape.end(), first.batch_inner[i].begin(), first.batch_inner[i].end());
+        auto tensor = padded ? Tensor::Zeros(source->type(), shape) : Tensor::Allocate(source->type(), shape);
+        if (!tensor.ok()) throw std::runtime_error(tensor.error().message);
+        const std::size_t element = FindDataType(source->type())->size;
+        std::int64_t row = 0;
+        for (const auto& s : slices) {
+          const Tensor& t = *s.payload->inputs[i];
+          CopyRows(t.data(), t.shape(), s.row_begin, tensor->data(), tensor->shape(), row, s.rows, element);
+          row += s.rows;
+        }
+        batched.push_back(std::move(tensor).value());
+        source = &batched.back();
+      }
+      values.push_back(Ort::Value::CreateTensor(memory, const_cast<std::byte*>(source->data()), source->byte_size(),
+                                                source->shape().data(), source->shape().size(),
+                                                static_cast<ONNXTensorElementDataType>(source->type())));
+    }
+    outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names_.data(), values.data(), values.size(),
+                                          output_names_.data(), output_names_.size());
+  } catch (const Ort::Exception& e) {
+    error = MakeError(ErrorKind::kRuntime, fmt::format("model '{}' failed to run: {}", source_.name, e.what()));
+  } catch (const std::exception& e) {
+    error = MakeError(ErrorKind::kInternal, fmt::format("model '{}': assembling the batch: {}", source_.name, e.what()));
+  }
+  const TimePoint finish = Clock::now();
+  metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
+  metrics_.inference_count.fetch_add(static_cast<std::uint64_t>(total_rows), std::memory_order_relaxed);
+  metrics_.compute_us.Observe(MicrosSince(start, finish));
+
+  std::vector<std::vector<std::int64_t>> shapes;
+  if (!error) {
+    for (std::size_t o = 0; o < outputs.size() && !error; ++o) {
+      shapes.push_back(outputs[o].GetTensorTypeAndShapeInfo().GetShape());
+      if (batchable_ && (shapes.back().empty() || shapes.back()[0] != total_rows)) {
+        error = MakeError(ErrorKind::kRuntime, fmt::format("output '{}' has shape {} for a batch of {} rows", outputs_[o].name,
+                                                           ShapeToString(shapes.back()), total_rows));
+      }
+    }
+  }
+  std::int64_t row = 0;
+  for (auto& s : slices) {
+    PendingRequest& p = *s.payload;
+    const std::int64_t at = row;  // this slice's first row in the batch
+    row += s.rows;
+    if (error) {
+      Fail(p, *error);
+      continue;
+    }
+    bool complete = false;
+    std::optional<Error> copy_error;
+    {
+      std::lock_guard lock(p.mutex);
+      if (p.answered) continue;
+      if (p.outputs.empty()) {
+        for (std::size_t o : p.wanted) {
+          std::vector<std::int64_t> shape = shapes[o];
+          if (batchable_) shape[0] = p.rows;
+          if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
+            shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
+          }
+          auto tensor = Tensor::Allocate(outputs_[o].type, shape);
+          if (!tensor.ok()) {
+            copy_error = tensor.error();
+            break;
+          }
+          p.outputs.push_back({outputs_[o].name, std::move(tensor).value()});
+        }
+      }
+      if (!copy_error) {
+        for (std::size_t k = 0; k < p.wanted.size(); ++k) {
+          const std::size_t o = p.wanted[k];
+          Tensor& dst = p.outputs[k].tensor;
+          const auto* src = static_cast<const std::byte*>(outputs[o].GetTensorRawData());
+          if (batchable_) {
+            CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
+          } else {
+            std::memcpy(dst.data(), src, dst.byte_size());
+          }
+        }
+        p.rows_done += s.rows;
+        complete = p.rows_done == p.rows;
+        if (complete) p.answered = true;
+      }
+    }
+    if (copy_error) {
+      Fail(p, *copy_error);
+    } else if (complete) {
+      metrics_.request_success.fetch_add(1, std::memory_order_relaxed);
+      metrics_.request_us.Observe(MicrosSince(p.enqueued, Clock::now()));
+      InferResponse response{source_.name, "1", p.request.id, std::move(p.outputs)};
+      p.done(std::move(response));
+    }
+  }
+}
+
+void ServedModel::Stop() {
+  if (stopped_.exchange(true)) return;
+  if (queue_) queue_->Stop();
+  for (auto& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+  ready_ = false;
+}
+
+MetricsSample ServedModel::Sample() const { return MetricsSample{source_.name, &metrics_, queue_ ? queue_->depth() : 0}; }
+
+}  // namespace ortkit::serve

@@ -1,0 +1,77 @@
+#pragma once
+// One model being served: its instance pool (N sessions and N worker threads; a batch runs on
+// whichever instance is idle, on a worker or, without a thread handoff, on the thread of the
+// request that found the instance idle), request validation, batch assembly
+// (rows of several requests copied once into batched inputs, outputs copied back by rows) and
+// its metrics. Used by InferenceCore only.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ortkit/runtime/run.h"
+#include "ortkit/serve/bucketing.h"
+#include "ortkit/serve/inference_core.h"
+#include "ortkit/serve/metrics.h"
+#include "ortkit/serve/scheduler.h"
+
+namespace ortkit::serve {
+
+struct PendingRequest;
+
+class ServedModel {
+ public:
+  explicit ServedModel(ModelSource source) : source_(std::move(source)) {}
+  ~ServedModel();  ///< Stop()
+  ServedModel(const ServedModel&) = delete;
+  ServedModel& operator=(const ServedModel&) = delete;
+
+  /// Creates the sessions (each with `intra_op_threads` when the config says 0), decides
+  /// batching and bucketing, warms up and starts the workers. Appends notes for people.
+  Status Load(Runtime& runtime, int intra_op_threads, std::vector<std::string>* notes);
+
+  /// Validates and queues; `done` is called exactly once (possibly before Submit returns). With
+  /// `run_here` the calling thread runs the due batch itself when an instance is idle (then
+  /// Submit blocks for that run); otherwise a worker thread runs it.
+  void Submit(InferRequest request, InferCallback done, bool run_here = false);
+  /// Submit(run_here) and wait for the answer.
+  Result<InferResponse> SubmitAndWait(InferRequest request);
+
+  /// No new requests; the workers answer the queued ones and exit. Joins them. Idempotent.
+  void Stop();
+
+  const std::string& name() const { return source_.name; }
+  bool ready() const { return ready_.load(); }
+  const ModelMetadata& metadata() const { return metadata_; }  ///< valid once ready()
+  const ModelConfig& config() const { return source_.config; }  ///< what Load() settled on
+  MetricsSample Sample() const;
+
+ private:
+  using Queue = BatchQueue<std::shared_ptr<PendingRequest>>;
+
+  Status Validate(const InferRequest& request, PendingRequest* pending) const;
+  void Work();
+  void Execute(Queue::Batch& batch);  // expired requests and the batch's rows on its instance
+  void RunBatch(Session& session, std::vector<Queue::Slice>& slices);
+  void Fail(PendingRequest& pending, const Error& error);
+
+  ModelSource source_;
+  std::vector<TensorSpec> inputs_;
+  std::vector<TensorSpec> outputs_;
+  std::vector<const char*> input_names_;   // point into inputs_
+  std::vector<const char*> output_names_;  // point into outputs_
+  ModelMetadata metadata_;
+  bool batchable_ = false;  // rows along axis 0 of every input and output
+  bool bucketing_ = false;
+  BucketPlan bucket_plan_;
+  std::unique_ptr<Queue> queue_;
+  std::vector<std::unique_ptr<Session>> instances_;
+  std::vector<std::thread> workers_;
+  ModelMetrics metrics_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace ortkit::serve

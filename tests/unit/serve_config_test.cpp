@@ -1,0 +1,112 @@
+// The serving configuration file: defaults, every key, and errors that name the key and value.
+#include <gtest/gtest.h>
+
+#include "ortkit/serve/model_config.h"
+#include "ortkit/serve/model_repository.h"
+#include "test_models.h"
+
+namespace ortkit::serve {
+namespace {
+
+TEST(ServeModelConfig, EmptyObjectGivesTheDocumentedDefaults) {
+  auto c = ParseModelConfig("{}", "c.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->instances, 1);
+  EXPECT_EQ(c->batching.max_batch_size, 16);
+  EXPECT_EQ(c->batching.max_queue_delay_us, 500);
+  EXPECT_EQ(c->batching.max_queue_size, 256);
+  EXPECT_FALSE(c->bucketing.enabled);
+  EXPECT_EQ(c->session.intra_op_threads, 1);
+}
+
+TEST(ServeModelConfig, ReadsEveryKeyOfTheSharedContract) {
+  const char* text = R"({
+    "name": "encoder", "instances": 2,
+    "session": {"provider": "cpu", "intra_op_threads": 2, "inter_op_threads": 1, "execution_mode": "parallel",
+                "optimization_level": 1},
+    "batching": {"enabled": true, "max_batch_size": 32, "max_queue_delay_us": 250, "preferred_batch_sizes": [16, 8],
+                 "max_queue_size": 10, "timeout_us": 5000, "priority_levels": 3},
+    "bucketing": {"dim": "seq_len", "boundaries": [16, 32, 64], "mask_input": "attention_mask"},
+    "warmup": {"dims": {"batch": [1, 8], "seq_len": [16, 128]}},
+    "tuning": {"why": "written by bench --tune"}
+  })";
+  auto c = ParseModelConfig(text, "c.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->name, "encoder");
+  EXPECT_EQ(c->instances, 2);
+  EXPECT_FALSE(c->session.sequential_execution);
+  EXPECT_EQ(c->ToSessionConfig().optimization_level, ORT_ENABLE_BASIC);
+  EXPECT_EQ(c->batching.preferred_batch_sizes, (std::vector<int>{8, 16}));
+  EXPECT_EQ(c->batching.timeout_us, 5000);
+  EXPECT_EQ(c->batching.priority_levels, 3);
+  ASSERT_TRUE(c->bucketing.enabled);
+  EXPECT_EQ(c->bucketing.BucketFor(5), 16);
+  EXPECT_EQ(c->bucketing.BucketFor(17), 32);
+  EXPECT_EQ(c->bucketing.BucketFor(64), 64);
+  EXPECT_EQ(c->bucketing.BucketFor(100), 100);  // above the last boundary: its own bucket
+  EXPECT_EQ(c->warmup.dims.at("seq_len"), (std::vector<std::int64_t>{16, 128}));
+  // Round trip through the JSON the server reports.
+  auto again = ParseModelConfig(ModelConfigToJson(*c), "again");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->bucketing.boundaries, c->bucketing.boundaries);
+}
+
+TEST(ServeModelConfig, MultipleOfAndNullBucketing) {
+  auto c = ParseModelConfig(R"({"bucketing": {"dim": "s", "multiple_of": 16}})", "c.json");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->bucketing.BucketFor(1), 16);
+  EXPECT_EQ(c->bucketing.BucketFor(33), 48);
+  auto off = ParseModelConfig(R"({"bucketing": null})", "c.json");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->bucketing.enabled);
+}
+
+TEST(ServeModelConfig, ErrorsNameTheFileTheKeyAndTheValue) {
+  struct Case {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {R"({"batching": {"max_batch_size": -3}})", "c.json: batching.max_batch_size: expected an integer >= 0, got -3"},
+      {R"({"batching": {"max_batch_sise": 3}})", "batching.max_batch_sise: unknown key"},
+      {R"({"instances": "two"})", "instances: expected an integer >= 1, got \"two\""},
+      {R"({"session": {"provider": "tpu"}})", "unknown provider 'tpu'"},
+      {R"({"session": {"execution_mode": "fast"}})", "expected \"sequential\" or \"parallel\""},
+      {R"({"bucketing": {"dim": "s", "boundaries": [32, 16]}})", "strictly ascending"},
+      {R"({"bucketing": {"dim": "s"}})", "exactly one of \"boundaries\""},
+      {R"({"batching": {"max_batch_size": 4, "preferred_batch_sizes": [8]}})", "8 is larger than max_batch_size 4"},
+      {R"({"instances": 1,})", "c.json: not valid JSON"},
+      {R"([1])", "expected a JSON object"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = ParseModelConfig(c.text, "c.json");
+    ASSERT_FALSE(parsed.ok()) << c.text;
+    EXPECT_EQ(parsed.error().kind, ErrorKind::kInvalidArgument);
+    EXPECT_NE(parsed.error().message.find(c.expected), std::string::npos) << parsed.error().message;
+  }
+}
+
+TEST(ServeModelRepository, ScansFoldersAndReadsTheirConfigs) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "b");
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "empty");
+  dir.Write("a/model.onnx", "x");
+  dir.Write("b/model.onnx", "x");
+  dir.Write("b/config.json", R"({"instances": 3})");
+  auto sources = ScanModelRepository(dir.path());
+  ASSERT_TRUE(sources.ok()) << sources.error().message;
+  ASSERT_EQ(sources->size(), 2u);
+  EXPECT_EQ((*sources)[0].name, "a");
+  EXPECT_EQ((*sources)[1].config.instances, 3);
+  dir.Write("a/config.json", R"({"instances": 0})");
+  auto bad = ScanModelRepository(dir.path());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("a/config.json: instances"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(ModelFromFlag("bad name=" + (dir.path() / "a/model.onnx").string(), std::nullopt).ok());
+  auto named = ModelFromFlag("enc=" + (dir.path() / "a/model.onnx").string(), std::nullopt);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->name, "enc");
+}
+
+}  // namespace
+}  // namespace ortkit::serve

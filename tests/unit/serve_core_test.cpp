@@ -1,0 +1,266 @@
+// The inference core with real ONNX Runtime sessions and real threads: batching, splitting,
+// bucketing (pad, cut, padding-invariance check), validation errors, metrics.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <future>
+#include <random>
+
+#include "ortkit/serve/bucketing.h"
+#include "ortkit/serve/inference_core.h"
+#include "test_models.h"
+
+namespace ortkit::serve {
+namespace {
+
+// Padding-invariant with the mask: y = x * mask, pooled = sum over seq of y.
+constexpr const char* kMasked = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[batch, seq] x, int64[batch, seq] attention_mask) => (float[batch, seq] y, float[batch] pooled) {
+  maskf = Cast<to = 1>(attention_mask)
+  y = Mul(x, maskf)
+  axes = Constant<value = int64[1] {1}>()
+  pooled = ReduceSum<keepdims = 0>(y, axes)
+}
+)";
+
+// Not padding-invariant: the mean over seq sees the padded zeros.
+constexpr const char* kMean = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[batch, seq] x) => (float[batch, seq] y) {
+  m = ReduceMean<axes = [1], keepdims = 1>(x)
+  y = Add(x, m)
+}
+)";
+
+// A fixed batch of 1: not batchable.
+constexpr const char* kFixed = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[1, 4] x) => (float[1, 4] y) {
+  y = Relu(x)
+}
+)";
+
+class ServeCore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto runtime = Runtime::Create();
+    ASSERT_TRUE(runtime.ok());
+    runtime_ = std::move(runtime).value();
+  }
+  std::unique_ptr<InferenceCore> Start(const char* text, ModelConfig config, Status* load = nullptr) {
+    ModelSource source{"m", dir_.WriteModel("m.onnx", testing::ParseModelText(text)), std::move(config)};
+    auto core = InferenceCore::Create(*runtime_, {source}, CoreOptions{2});
+    EXPECT_TRUE(core.ok());
+    Status loaded = (*core)->LoadModels();
+    if (load != nullptr) *load = loaded;
+    else EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    return std::move(core).value();
+  }
+  testing::TempDir dir_;
+  std::unique_ptr<Runtime> runtime_;
+};
+
+InferRequest MaskedRequest(int rows, int length, int seed) {
+  std::vector<float> x(rows * length);
+  std::vector<std::int64_t> mask(rows * length, 1);
+  for (int i = 0; i < rows * length; ++i) x[i] = static_cast<float>(seed * 1000 + i);
+  if (length > 1) mask[length - 1] = 0;  // a real masked position in the request itself
+  InferRequest r;
+  r.model_name = "m";
+  r.id = std::to_string(seed);
+  r.inputs.push_back({"x", Tensor::FromVector<float>({rows, length}, x).value()});
+  r.inputs.push_back({"attention_mask", Tensor::FromVector<std::int64_t>({rows, length}, mask).value()});
+  return r;
+}
+
+InferRequest Clone(const InferRequest& r) {
+  InferRequest c;
+  c.model_name = r.model_name;
+  c.id = r.id;
+  c.outputs = r.outputs;
+  for (const auto& in : r.inputs) c.inputs.push_back({in.name, in.tensor.Clone()});
+  return c;
+}
+
+// Checks the answer against what the model computes for this request alone.
+void ExpectMaskedAnswer(const InferRequest& request, const Result<InferResponse>& response) {
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  const Tensor& x = request.inputs[0].tensor;
+  const Tensor& mask = request.inputs[1].tensor;
+  ASSERT_EQ(response->id, request.id);
+  ASSERT_EQ(response->outputs.size(), 2u);
+  const Tensor& y = response->outputs[0].tensor;
+  const Tensor& pooled = response->outputs[1].tensor;
+  ASSERT_EQ(y.shape(), x.shape());
+  ASSERT_EQ(pooled.shape(), std::vector<std::int64_t>{x.shape()[0]});
+  const std::int64_t length = x.shape()[1];
+  for (std::int64_t r = 0; r < x.shape()[0]; ++r) {
+    float sum = 0;
+    for (std::int64_t s = 0; s < length; ++s) {
+      const float want = x.values<float>()[r * length + s] * static_cast<float>(mask.values<std::int64_t>()[r * length + s]);
+      ASSERT_EQ(y.values<float>()[r * length + s], want) << "request " << request.id << " row " << r;
+      sum += want;
+    }
+    ASSERT_NEAR(pooled.values<float>()[r], sum, 1e-3 * std::abs(sum)) << "request " << request.id;
+  }
+}
+
+TEST_F(ServeCore, ConcurrentRequestsOfMixedRowsAndLengthsEachGetTheirOwnAnswer) {
+  ModelConfig config;
+  config.instances = 2;
+  config.batching.max_batch_size = 8;
+  config.batching.max_queue_delay_us = 2000;
+  config.bucketing.enabled = true;
+  config.bucketing.dim = "seq";
+  config.bucketing.boundaries = {4, 8, 16};
+  auto core = Start(kMasked, config);
+  std::vector<InferRequest> requests;
+  std::mt19937 random(3);
+  for (int i = 0; i < 200; ++i) requests.push_back(MaskedRequest(1 + random() % 11, 1 + random() % 20, i));
+  std::vector<std::future<Result<InferResponse>>> answers;
+  std::vector<std::thread> clients;
+  std::mutex mutex;
+  answers.resize(requests.size());
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&, t] {
+      for (std::size_t i = t; i < requests.size(); i += 8) {
+        InferRequest copy = Clone(requests[i]);  // the core takes ownership; keep the original to check against
+        auto future = core->Infer(std::move(copy));
+        std::lock_guard lock(mutex);
+        answers[i] = std::move(future);
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  for (std::size_t i = 0; i < requests.size(); ++i) ExpectMaskedAnswer(requests[i], answers[i].get());
+  const std::string metrics = core->MetricsText();
+  EXPECT_NE(metrics.find("ortkit_request_success_total{model=\"m\",version=\"1\"} 200"), std::string::npos) << metrics;
+  // Rows > max_batch_size were split, and some batches held several requests.
+  const auto count = [&](const std::string& name) {
+    const auto at = metrics.find(name + "{model=\"m\",version=\"1\"} ");
+    return std::stoll(metrics.substr(metrics.find("} ", at) + 2));
+  };
+  std::int64_t rows = 0;
+  for (const auto& r : requests) rows += r.inputs[0].tensor.shape()[0];
+  EXPECT_EQ(count("ortkit_inference_count_total"), rows);
+  EXPECT_LT(count("ortkit_execution_count_total"), static_cast<std::int64_t>(requests.size()) + rows / 8);
+}
+
+TEST_F(ServeCore, ValidationErrorsNameTheInput) {
+  auto core = Start(kMasked, ModelConfig{});
+  InferRequest wrong_type = MaskedRequest(1, 4, 1);
+  wrong_type.inputs[1].tensor = Tensor::Zeros(DataType::kFloat32, {1, 4}).value();
+  auto r = core->Infer(std::move(wrong_type)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("input 'attention_mask' has datatype FP32 but the model expects INT64"), std::string::npos)
+      << r.error().message;
+
+  InferRequest mismatch = MaskedRequest(1, 4, 1);
+  mismatch.inputs[1].tensor = Tensor::Zeros(DataType::kInt64, {1, 5}).value();
+  r = core->Infer(std::move(mismatch)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("dimension 'seq' is 4 in input 'x' but 5 in input 'attention_mask'"), std::string::npos)
+      << r.error().message;
+
+  InferRequest missing = MaskedRequest(1, 4, 1);
+  missing.inputs.pop_back();
+  r = core->Infer(std::move(missing)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("input 'attention_mask'"), std::string::npos);
+
+  InferRequest unknown = MaskedRequest(1, 4, 1);
+  unknown.model_name = "nope";
+  r = core->Infer(std::move(unknown)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kNotFound);
+
+  InferRequest some = MaskedRequest(2, 3, 1);
+  some.outputs = {"pooled"};
+  r = core->Infer(std::move(some)).get();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->outputs.size(), 1u);
+  EXPECT_EQ(r->outputs[0].name, "pooled");
+}
+
+TEST_F(ServeCore, BucketingIsRefusedForAModelThatChangesUnderPadding) {
+  ModelConfig config;
+  config.bucketing.enabled = true;
+  config.bucketing.dim = "seq";
+  config.bucketing.multiple_of = 16;
+  Status load;
+  auto core = Start(kMean, config, &load);
+  ASSERT_FALSE(load.ok());
+  EXPECT_EQ(load.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(load.error().message.find("bucketing refused: output 'y' changes when inputs are padded along 'seq'"),
+            std::string::npos)
+      << load.error().message;
+  EXPECT_NE(load.error().message.find("max abs error"), std::string::npos);
+  EXPECT_NE(load.error().message.find("no mask input"), std::string::npos);
+
+  config.bucketing.dim = "sequence";
+  auto other = Start(kMean, config, &load);
+  ASSERT_FALSE(load.ok());
+  EXPECT_NE(load.error().message.find("'sequence' is not a symbolic dimension"), std::string::npos);
+}
+
+TEST_F(ServeCore, AFixedBatchModelServesWithBatchingOff) {
+  auto core = Start(kFixed, ModelConfig{});
+  auto config = core->Config("m");
+  ASSERT_TRUE(config.ok());
+  EXPECT_FALSE(config->batching.enabled);
+  InferRequest r;
+  r.model_name = "m";
+  r.inputs.push_back({"x", Tensor::FromVector<float>({1, 4}, {-1, 2, -3, 4}).value()});
+  auto answer = core->Infer(std::move(r)).get();
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  auto y = answer->outputs[0].tensor.values<float>();
+  EXPECT_EQ(std::vector<float>(y.begin(), y.end()), (std::vector<float>{0, 2, 0, 4}));
+  auto metadata = core->Metadata("m", "1");
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ(metadata->inputs[0].shape, (std::vector<std::int64_t>{1, 4}));
+  EXPECT_FALSE(core->Metadata("m", "2").ok());
+}
+
+TEST_F(ServeCore, ShutdownAnswersEveryAcceptedRequestAndRejectsLaterOnes) {
+  ModelConfig config;
+  config.batching.max_queue_delay_us = 1000000;  // only draining makes these run soon
+  config.batching.max_batch_size = 64;
+  auto core = Start(kMasked, config);
+  std::vector<std::future<Result<InferResponse>>> answers;
+  std::vector<InferRequest> requests;
+  for (int i = 0; i < 50; ++i) requests.push_back(MaskedRequest(1, 4, i));
+  for (auto& r : requests) answers.push_back(core->Infer(Clone(r)));
+  core->Shutdown();
+  for (std::size_t i = 0; i < answers.size(); ++i) ExpectMaskedAnswer(requests[i], answers[i].get());
+  auto late = core->Infer(MaskedRequest(1, 4, 99)).get();
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().kind, ErrorKind::kUnavailable);
+}
+
+TEST(ServeBucketing, CopyRowsPadsAndCuts) {
+  // Two rows of length 3 into a batch of length 5 at rows 1..2, then back out.
+  const std::vector<float> src = {1, 2, 3, 4, 5, 6};
+  std::vector<float> batch(4 * 5, 0);
+  const std::vector<std::int64_t> src_shape{2, 3}, batch_shape{4, 5};
+  CopyRows(reinterpret_cast<const std::byte*>(src.data()), src_shape, 0, reinterpret_cast<std::byte*>(batch.data()),
+           batch_shape, 1, 2, sizeof(float));
+  EXPECT_EQ(batch, (std::vector<float>{0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 0, 0, 0, 0, 0, 0, 0}));
+  std::vector<float> back(3, 0);
+  const std::vector<std::int64_t> back_shape{1, 3};
+  CopyRows(reinterpret_cast<const std::byte*>(batch.data()), batch_shape, 2, reinterpret_cast<std::byte*>(back.data()),
+           back_shape, 0, 1, sizeof(float));
+  EXPECT_EQ(back, (std::vector<float>{4, 5, 6}));
+  // Rank 3, cut along the middle axis only.
+  std::vector<float> cube(2 * 4 * 2);
+  for (std::size_t i = 0; i < cube.size(); ++i) cube[i] = static_cast<float>(i);
+  std::vector<float> cut(2 * 2 * 2);
+  const std::vector<std::int64_t> cube_shape{2, 4, 2}, cut_shape{2, 2, 2};
+  CopyRows(reinterpret_cast<const std::byte*>(cube.data()), cube_shape, 0, reinterpret_cast<std::byte*>(cut.data()),
+           cut_shape, 0, 2, sizeof(float));
+  EXPECT_EQ(cut, (std::vector<float>{0, 1, 2, 3, 8, 9, 10, 11}));
+}
+
+}  // namespace
+}  // namespace ortkit::serve

@@ -1,0 +1,99 @@
+// The protocol encodings (REST JSON + binary extension) and the error-kind mappings.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "ortkit/serve/grpc/grpc_server.h"
+#include "ortkit/serve/http/http_server.h"
+#include "ortkit/serve/http/rest_codec.h"
+
+namespace ortkit::serve {
+namespace {
+
+TEST(ServeErrorMapping, HttpAndGrpc) {
+  EXPECT_EQ(http::HttpStatusFor(ErrorKind::kInvalidArgument), 400);
+  EXPECT_EQ(http::HttpStatusFor(ErrorKind::kNotFound), 404);
+  EXPECT_EQ(http::HttpStatusFor(ErrorKind::kUnavailable), 503);
+  EXPECT_EQ(http::HttpStatusFor(ErrorKind::kRuntime), 500);
+  EXPECT_EQ(grpc::GrpcCodeFor(ErrorKind::kInvalidArgument), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(grpc::GrpcCodeFor(ErrorKind::kNotFound), ::grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(grpc::GrpcCodeFor(ErrorKind::kUnavailable), ::grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(grpc::GrpcCodeFor(ErrorKind::kInternal), ::grpc::StatusCode::INTERNAL);
+}
+
+TEST(ServeRestCodec, JsonAndBinaryInputs) {
+  const std::string header =
+      R"({"id": "r1", "parameters": {"binary_data_output": true, "priority": 1},
+          "inputs": [{"name": "a", "datatype": "FP32", "shape": [2, 2], "data": [[1, 2], [3, 4.5]]},
+                     {"name": "b", "datatype": "INT64", "shape": [3], "parameters": {"binary_data_size": 24}}],
+          "outputs": [{"name": "y", "parameters": {"binary_data": true}}]})";
+  std::string body = header;
+  const std::int64_t b[3] = {7, -8, 9};
+  body.append(reinterpret_cast<const char*>(b), sizeof b);
+  http::OutputEncoding encoding;
+  auto request = http::DecodeInferRequest(body, header.size(), &encoding);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(request->id, "r1");
+  EXPECT_EQ(request->priority, 1);
+  EXPECT_TRUE(encoding.all_binary);
+  EXPECT_EQ(encoding.binary_outputs, std::vector<std::string>{"y"});
+  ASSERT_EQ(request->inputs.size(), 2u);
+  EXPECT_EQ(request->inputs[0].tensor.values<float>()[3], 4.5f);
+  EXPECT_EQ(request->inputs[1].tensor.values<std::int64_t>()[1], -8);
+}
+
+TEST(ServeRestCodec, BadRequestsSayWhatIsWrong) {
+  struct Case {
+    std::string body;
+    std::optional<std::size_t> header;
+    const char* expected;
+  } cases[] = {
+      {"{not json", std::nullopt, "not valid JSON"},
+      {R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [2], "data": [1]}]})", std::nullopt,
+       "input 'a': shape [2] needs 2 values, \"data\" holds 1"},
+      {R"({"inputs": [{"name": "a", "datatype": "INT64", "shape": [1], "data": [1.5]}]})", std::nullopt, "needs integers"},
+      {R"({"inputs": [{"name": "a", "datatype": "BYTES", "shape": [1], "data": ["x"]}]})", std::nullopt, "not supported"},
+      {R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [2], "parameters": {"binary_data_size": 8}}]})", 500,
+       "Inference-Header-Content-Length is 500"},
+      {R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [2], "parameters": {"binary_data_size": 4}}]})",
+       std::nullopt, "binary_data_size is 4 but FP32 [2] needs 8 bytes"},
+      {R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [-1], "data": []}]})", std::nullopt, "non-negative"},
+      {R"({"parameters": {"binary_data_output": "yes"}, "inputs": []})", std::nullopt, "malformed request"},
+  };
+  for (const auto& c : cases) {
+    http::OutputEncoding encoding;
+    auto r = http::DecodeInferRequest(c.body, c.header, &encoding);
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+    EXPECT_NE(r.error().message.find(c.expected), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
+  InferResponse response{"m", "1", "id7", {}};
+  response.outputs.push_back({"y", Tensor::FromVector<float>({2}, {1.5f, -2}).value()});
+  response.outputs.push_back({"n", Tensor::FromVector<std::int64_t>({1}, {5}).value()});
+  auto json_only = http::EncodeInferResponse(response, {});
+  EXPECT_FALSE(json_only.header_length);
+  auto parsed = nlohmann::json::parse(json_only.body);
+  EXPECT_EQ(parsed["outputs"][0]["data"], nlohmann::json({1.5, -2.0}));
+  EXPECT_EQ(parsed["outputs"][1]["datatype"], "INT64");
+  EXPECT_EQ(parsed["id"], "id7");
+  http::OutputEncoding binary;
+  binary.binary_outputs = {"y"};
+  auto mixed = http::EncodeInferResponse(response, binary);
+  ASSERT_TRUE(mixed.header_length);
+  auto header = nlohmann::json::parse(mixed.body.substr(0, *mixed.header_length));
+  EXPECT_EQ(header["outputs"][0]["parameters"]["binary_data_size"], 8);
+  EXPECT_FALSE(header["outputs"][0].contains("data"));
+  ASSERT_EQ(mixed.body.size(), *mixed.header_length + 8);
+  float values[2];
+  std::memcpy(values, mixed.body.data() + *mixed.header_length, 8);
+  EXPECT_EQ(values[0], 1.5f);
+  EXPECT_EQ(values[1], -2.0f);
+}
+
+}  // namespace
+}  // namespace ortkit::serve
