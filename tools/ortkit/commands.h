@@ -19,5 +19,10 @@ void RegisterCheck(CLI::App& app, int& exit_code);
 void RegisterExplain(CLI::App& app, int& exit_code);
 void RegisterRun(CLI::App& app, int& exit_code);
 void RegisterValidate(CLI::App& app, int& exit_code);
+void RegisterServe(CLI::App& app, int& exit_code);
+void RegisterExport(CLI::App& app, int& exit_code);
+void RegisterDoctor(CLI::App& app, int& exit_code);
+void RegisterPerf(CLI::App& app, int& exit_code);
+void RegisterBench(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# ortkit serve against its limits and its peers, measured side by side in one run on bert-tiny.
+#
+#   bench/serve_bench.sh [BUILD_DIR=build] [DURATION_S=4]
+#
+# Fair resources: the server, the FastAPI peer and the raw ONNX Runtime loop each run pinned to
+# core 0 with one intra-op thread; the load generator (ortkit perf) runs pinned to core 1.
+# Prints the ratios the serving issue sets as targets:
+#   limit      server at concurrency 64 / best raw loop throughput over batch sizes   >= 0.85
+#   batching   batching on / off at seq_len 8                                          >= 1.8
+#   bucketing  buckets / pad to the longest, lengths uniform 4..128 (equal outputs)    >= 1.5
+#   peer       server / FastAPI + onnxruntime at concurrency 64, at equal or better p99 >= 2
+#   overhead   server p50 at concurrency 1 / (raw Run p50 at batch 1 + loopback RTT)  <= 1.1
+# and, to explain them, the protocol floor: the same server and load on a model whose Run costs ~2 us.
+set -euo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$src/build}" && pwd)"
+duration="${2:-4}"
+ortkit="$build/bin/ortkit"
+python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
+[ -x "$python" ] || python=/tmp/pyenv-try/bin/python
+[ -x "$ortkit" ] && [ -x "$build/bench/loopback_rtt" ] || { echo "build ortkit_cli, ortkit_make_model and loopback_rtt in $build first" >&2; exit 2; }
+[ "$(nproc)" -ge 2 ] || { echo "needs two cores (server on 0, load generator on 1)" >&2; exit 2; }
+
+work="$(mktemp -d)"
+server=""
+cleanup() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$work"; }
+trap cleanup EXIT
+SERVER_CORE=0 LOAD_CORE=1
+echo "pinning: server / peer / raw loop on core $SERVER_CORE (taskset -c $SERVER_CORE, 1 intra-op thread); load generator on core $LOAD_CORE (taskset -c $LOAD_CORE)"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$build/bin/ortkit_make_model" bert-tiny "$work/bert.onnx"
+
+wait_listening() {  # $1: log file; sets $http
+  for _ in $(seq 1 600); do
+    grep -q '^listening ' "$1" && break
+    kill -0 "$server" 2>/dev/null || { cat "$1" >&2; echo "server exited" >&2; exit 1; }
+    sleep 0.1
+  done
+  http="$(grep -o 'http=[^ ]*' "$1" | head -1 | cut -d= -f2)"
+}
+start_serve() {  # extra serve flags
+  taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port -1 \
+    --instances 1 --intra-op-threads 1 "$@" >"$work/serve.log" 2>&1 &
+  server=$!
+  wait_listening "$work/serve.log"
+}
+start_peer() {
+  taskset -c "$SERVER_CORE" "$python" "$src/bench/peers/fastapi_peer.py" --model "bert=$work/bert.onnx" --intra-op-threads 1 \
+    >"$work/peer.log" 2>&1 &
+  server=$!
+  wait_listening "$work/peer.log"
+}
+stop_server() { kill -TERM "$server"; wait "$server" || true; server=""; }
+perf() {  # $1: output json; rest: perf flags
+  local out="$1"; shift
+  taskset -c "$LOAD_CORE" "$ortkit" perf --url "$http" --model bert --duration "$duration" --warmup 1 --format json "$@" >"$out"
+}
+field() {  # $1: perf json, $2: step index, $3: python expression over `s` (the step)
+  "$python" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][int(sys.argv[2])]; print(eval(sys.argv[3]))' "$1" "$2" "$3"
+}
+
+echo "== raw ONNX Runtime loop (ortkit bench), seq_len 8 and 128"
+taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch 1,2,4,8,16,32,64 --dim seq_len=8 --intra-threads 1 \
+  --duration "${duration}s" --format json >"$work/raw8.json"
+read -r raw_best raw_best_batch raw_p50_b1 < <("$python" - "$work/raw8.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+best = max(r, key=lambda p: p["samples_per_s"])
+b1 = [p for p in r if p["batch"] == 1][0]
+print(f'{best["samples_per_s"]:.1f} {best["batch"]} {b1["latency_ms"]["p50"] * 1000:.1f}')
+PY
+)
+echo "  best: $raw_best rows/s at batch $raw_best_batch; batch 1 p50 $raw_p50_b1 us"
+rtt="$(taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/loopback_rtt" "$SERVER_CORE" "$LOAD_CORE" 20000 512 | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rtt_us_p50"])')"
+echo "  loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CORE): p50 $rtt us"
+
+echo "== ortkit serve, seq_len 8: batching on (max 64 rows, 500 us delay)"
+start_serve --max-batch-size 64 --max-queue-delay-us 500 --max-queue-size 1024
+perf "$work/on.json" --concurrency 1,64 --dim seq_len=8
+perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
+stop_server
+echo "== protocol floor: the same server and load on a model whose Run costs ~2 us"
+"$python" "$src/bench/trivial_model.py" "$work/trivial.onnx"
+taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/trivial.onnx" --http-port 0 --grpc-port -1 --instances 1 \
+  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us 500 --max-queue-size 1024 >"$work/serve.log" 2>&1 &
+server=$!
+wait_listening "$work/serve.log"
+perf "$work/floor.json" --concurrency 1,64 --dim seq_len=8
+stop_server
+echo "== ortkit serve, seq_len 8: batching off"
+start_serve --no-batching --max-queue-size 1024
+perf "$work/off.json" --concurrency 64 --dim seq_len=8
+stop_server
+echo "== FastAPI + onnxruntime peer (one request at a time, JSON), seq_len 8"
+start_peer
+perf "$work/peer.json" --concurrency 1,64 --dim seq_len=8 --json
+stop_server
+
+echo "== mixed lengths uniform 4..128: buckets 16/32/64/128 vs one bucket at 128 (pad to the longest)"
+cat >"$work/buckets.json" <<'JSON'
+{"batching": {"max_batch_size": 32, "max_queue_delay_us": 2000, "max_queue_size": 1024},
+ "bucketing": {"dim": "seq_len", "boundaries": [16, 32, 64, 128], "mask_input": "attention_mask"}}
+JSON
+cat >"$work/longest.json" <<'JSON'
+{"batching": {"max_batch_size": 32, "max_queue_delay_us": 2000, "max_queue_size": 1024},
+ "bucketing": {"dim": "seq_len", "boundaries": [128], "mask_input": "attention_mask"}}
+JSON
+start_serve --config "$work/buckets.json"
+perf "$work/buckets_perf.json" --concurrency 64 --lengths uniform:4:128
+"$python" "$src/bench/serve_outputs.py" --http "$http" --model "$work/bert.onnx" --out "$work/buckets_out.npz"
+stop_server
+start_serve --config "$work/longest.json"
+perf "$work/longest_perf.json" --concurrency 64 --lengths uniform:4:128
+"$python" "$src/bench/serve_outputs.py" --http "$http" --model "$work/bert.onnx" --out "$work/longest_out.npz"
+stop_server
+outputs="$("$python" "$src/bench/serve_outputs.py" --compare "$work/buckets_out.npz" "$work/longest_out.npz")"
+
+echo
+echo "== figures (throughput in inferences/s; latency in ms)"
+row() { printf "  %-44s %10s/s  p50 %7s  p99 %7s  batch %5s\n" "$1" "$(field "$2" "$3" 'round(s["throughput"],1)')" \
+  "$(field "$2" "$3" 'round(s["latency_us"]["p50"]/1000,2)')" "$(field "$2" "$3" 'round(s["latency_us"]["p99"]/1000,2)')" \
+  "$(field "$2" "$3" 'round(s["server_batch_size"] or 0,2)')"; }
+printf "  %-44s %10s/s\n" "raw loop, best batch ($raw_best_batch), seq 8" "$raw_best"
+row "serve, batching on, c=1, seq 8 (binary)" "$work/on.json" 0
+row "serve, batching on, c=64, seq 8 (binary)" "$work/on.json" 1
+row "serve, batching on, c=64, seq 8 (JSON)" "$work/on_json.json" 0
+row "serve, batching off, c=64, seq 8 (binary)" "$work/off.json" 0
+row "FastAPI peer, c=1, seq 8 (JSON)" "$work/peer.json" 0
+row "FastAPI peer, c=64, seq 8 (JSON)" "$work/peer.json" 1
+row "protocol floor (2 us model), c=1" "$work/floor.json" 0
+row "protocol floor (2 us model), c=64" "$work/floor.json" 1
+row "serve, buckets 16/32/64/128, c=64, 4..128" "$work/buckets_perf.json" 0
+row "serve, pad to 128, c=64, 4..128" "$work/longest_perf.json" 0
+
+echo
+echo "== ratios (target in brackets)"
+"$python" - "$work" "$raw_best" "$raw_p50_b1" "$rtt" "$outputs" <<'PY'
+import json, sys
+work, raw_best, raw_p50, rtt, outputs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+step = lambda name, i=0: json.load(open(f"{work}/{name}.json"))["steps"][i]
+on1, on64, on64j, off = step("on", 0), step("on", 1), step("on_json"), step("off")
+peer64 = step("peer", 1)
+buckets, longest = step("buckets_perf"), step("longest_perf")
+def show(name, value, target, ok, detail):
+    print(f"  {name:10s} {value:6.2f}  [{target}]  {'PASS' if ok else 'MISS'}  {detail}")
+v = on64["throughput"] / raw_best
+show("limit", v, ">= 0.85", v >= 0.85, f"{on64['throughput']:.0f}/s at c=64 vs raw {raw_best:.0f}/s")
+v = on64["throughput"] / off["throughput"]
+show("batching", v, ">= 1.8", v >= 1.8, f"{on64['throughput']:.0f}/s vs {off['throughput']:.0f}/s")
+v = buckets["throughput"] / longest["throughput"]
+show("bucketing", v, ">= 1.5", v >= 1.5 and outputs.startswith("equal"), f"{buckets['throughput']:.0f}/s vs {longest['throughput']:.0f}/s; outputs {outputs}")
+v = on64j["throughput"] / peer64["throughput"]
+p99_ok = on64j["latency_us"]["p99"] <= peer64["latency_us"]["p99"]
+show("peer", v, ">= 2, p99 <=", v >= 2 and p99_ok,
+     f"JSON both: {on64j['throughput']:.0f}/s p99 {on64j['latency_us']['p99']/1000:.1f} ms vs {peer64['throughput']:.0f}/s p99 "
+     f"{peer64['latency_us']['p99']/1000:.1f} ms (binary: {on64['throughput'] / peer64['throughput']:.1f}x)")
+bound = raw_p50 + rtt
+v = on1["latency_us"]["p50"] / bound
+show("overhead", v, "<= 1.1", v <= 1.1, f"serve p50 {on1['latency_us']['p50']:.0f} us vs raw Run {raw_p50:.0f} us + RTT {rtt:.0f} us")
+floor1, floor64 = step("floor", 0), step("floor", 1)
+per_request = 1e6 / floor64["throughput"]
+print(f"  why: with a ~2 us model the server answers {floor64['throughput']:.0f}/s at c=64, i.e. {per_request:.0f} us of "
+      f"front-end work per request on its one core (raw Run costs {1e6 / raw_best:.0f} us per row at the best batch), "
+      f"so the limit ratio cannot exceed {(1e6 / raw_best) / (1e6 / raw_best + per_request):.2f} on this model; "
+      f"at c=1 the protocol alone takes p50 {floor1['latency_us']['p50']:.0f} us against a {rtt:.0f} us TCP round trip")
+PY
