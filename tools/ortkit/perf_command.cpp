@@ -162,7 +162,7 @@ Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::Ser
   return set;
 }
 
-std::string Ms(double us) { return fmt::format("{:.2f}", us / 1000.0); }
+std::string Ms(double ms) { return fmt::format("{:.2f}", ms); }
 
 std::string ErrorsText(const perf::StepResult& step) {
   if (step.errors.empty()) return "0";
@@ -187,13 +187,13 @@ nlohmann::json StepJson(const perf::StepResult& step) {
                    {"throughput", step.throughput},
                    {"rows_per_second", step.rows_per_second},
                    {"latency_us",
-                    {{"mean", step.latency.mean_us},
-                     {"min", step.latency.min_us},
-                     {"max", step.latency.max_us},
-                     {"p50", step.latency.p50_us},
-                     {"p90", step.latency.p90_us},
-                     {"p95", step.latency.p95_us},
-                     {"p99", step.latency.p99_us}}},
+                    {{"mean", step.latency.mean * 1e3},
+                     {"min", step.latency.min * 1e3},
+                     {"max", step.latency.max * 1e3},
+                     {"p50", step.latency.p50 * 1e3},
+                     {"p90", step.latency.p90 * 1e3},
+                     {"p95", step.latency.p95 * 1e3},
+                     {"p99", step.latency.p99 * 1e3}}},
                    {"late", step.late},
                    {"server_batch_size", nullptr}};
   if (step.server_batch_size) j["server_batch_size"] = *step.server_batch_size;
@@ -255,7 +255,7 @@ int Perf(const PerfFlags& flags) {
     if (format != Format::kText) return;
     std::fprintf(stderr, "%s\n",
                  style.Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step), step.throughput,
-                                       Ms(step.latency.p99_us), ErrorsText(step)))
+                                       Ms(step.latency.p99), ErrorsText(step)))
                      .c_str());
   });
   if (!steps.ok()) return Fail(steps.error().message, format);
@@ -277,8 +277,8 @@ int Perf(const PerfFlags& flags) {
     Table table({open_loop ? "rate" : "concurrency", "throughput/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "errors", "batch"},
                 {true, true, true, true, true, true, false, true});
     for (const auto& step : *steps) {
-      table.AddRow({StepLabel(step), fmt::format("{:.1f}", step.throughput), Ms(step.latency.p50_us), Ms(step.latency.p90_us),
-                    Ms(step.latency.p95_us), Ms(step.latency.p99_us), ErrorsText(step),
+      table.AddRow({StepLabel(step), fmt::format("{:.1f}", step.throughput), Ms(step.latency.p50), Ms(step.latency.p90),
+                    Ms(step.latency.p95), Ms(step.latency.p99), ErrorsText(step),
                     step.server_batch_size ? fmt::format("{:.2f}", *step.server_batch_size) : "-"});
     }
     std::cout << table.Render(Style::ForStream(stdout));
@@ -291,7 +291,7 @@ int Perf(const PerfFlags& flags) {
   }
   if (!flags.plot.empty()) {
     std::vector<perf::PerfPlotPoint> points;
-    for (const auto& step : *steps) points.push_back({StepLabel(step), step.throughput, step.latency.p50_us / 1000, step.latency.p99_us / 1000});
+    for (const auto& step : *steps) points.push_back({StepLabel(step), step.throughput, step.latency.p50, step.latency.p99});
     auto written = perf::WriteThroughputLatencyPlot(flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), points);
     if (!written.ok()) return Fail(written.error().message, format);
   }

@@ -97,10 +97,10 @@ StepResult Summarize(std::vector<ThreadLog>& logs, Clock::time_point begin, Cloc
       }
       ++step.succeeded;
       rows += static_cast<double>(r.rows);
-      latencies.push_back(std::chrono::duration<double, std::micro>(r.end - r.start).count());
+      latencies.push_back(std::chrono::duration<double, std::milli>(r.end - r.start).count());
     }
   }
-  step.latency = SummarizeLatencies(std::move(latencies));
+  step.latency = ortkit::Summarize(latencies);
   step.throughput = step.window_s > 0 ? static_cast<double>(step.succeeded) / step.window_s : 0;
   step.rows_per_second = step.window_s > 0 ? rows / step.window_s : 0;
   return step;

@@ -14,7 +14,7 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/perf/infer_client.h"
-#include "ortkit/perf/latency.h"
+#include "ortkit/bench/statistics.h"
 #include "ortkit/perf/lengths.h"
 
 namespace ortkit::perf {
@@ -49,7 +49,7 @@ struct StepResult {
   double rows_per_second = 0; ///< successes times rows per request, per second
   /// Successful requests only: an error answered in microseconds would flatter the percentiles.
   /// Open loop measures from each request's scheduled time, so a lagging client shows as latency.
-  LatencySummary latency;
+  LatencyStats latency;  ///< milliseconds, the percentiles `ortkit bench` reports
   std::size_t late = 0;       ///< open loop: sent more than 1 ms after their scheduled time
   std::optional<double> server_batch_size;  ///< inference count / execution count deltas
   std::string metrics_error;  ///< why server_batch_size is missing, when a scrape failed
