@@ -13,16 +13,17 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
 
   int exit_code = ortkit::cli::kExitOk;
+  // In the order of the chain: export, look, validate, measure, serve.
+  ortkit::cli::RegisterExport(app, exit_code);
   ortkit::cli::RegisterInspect(app, exit_code);
   ortkit::cli::RegisterCheck(app, exit_code);
   ortkit::cli::RegisterRun(app, exit_code);
   ortkit::cli::RegisterValidate(app, exit_code);
+  ortkit::cli::RegisterDoctor(app, exit_code);
   ortkit::cli::RegisterBench(app, exit_code);
+  ortkit::cli::RegisterServe(app, exit_code);
   ortkit::cli::RegisterPerf(app, exit_code);
   ortkit::cli::RegisterExplain(app, exit_code);
-  ortkit::cli::RegisterServe(app, exit_code);
-  ortkit::cli::RegisterExport(app, exit_code);
-  ortkit::cli::RegisterDoctor(app, exit_code);
 
   try {
     app.parse(argc, argv);

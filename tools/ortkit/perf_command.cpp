@@ -303,7 +303,7 @@ int Perf(const PerfFlags& flags) {
 
 void RegisterPerf(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PerfFlags>();
-  CLI::App* cmd = app.add_subcommand("perf", "load a KServe v2 inference server and report throughput and latency per step");
+  CLI::App* cmd = app.add_subcommand("perf", "Load a KServe v2 inference server and report throughput and latency per step");
   cmd->add_option("--url", flags->url, "server address: host:port (http:// optional for --protocol http)")->capture_default_str();
   cmd->add_option("--model", flags->model, "model name on the server")->required();
   cmd->add_option("--protocol", flags->protocol, "http or grpc")->check(CLI::IsMember({"http", "grpc"}))->capture_default_str();
