@@ -93,6 +93,22 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   std::memcpy(values, mixed.body.data() + *mixed.header_length, 8);
   EXPECT_EQ(values[0], 1.5f);
   EXPECT_EQ(values[1], -2.0f);
+  // Every output binary takes the direct writer: the same header as the general encoder.
+  response.id = "a \"quoted\"\n id";
+  http::OutputEncoding all;
+  all.all_binary = true;
+  auto direct = http::EncodeInferResponse(response, all);
+  ASSERT_TRUE(direct.header_length);
+  auto direct_header = nlohmann::json::parse(direct.body.substr(0, *direct.header_length));
+  EXPECT_EQ(direct_header["id"], "a \"quoted\"\n id");
+  EXPECT_EQ(direct_header["model_name"], "m");
+  EXPECT_EQ(direct_header["model_version"], "1");
+  EXPECT_EQ(direct_header["outputs"][0]["name"], "y");
+  EXPECT_EQ(direct_header["outputs"][0]["datatype"], "FP32");
+  EXPECT_EQ(direct_header["outputs"][0]["shape"], nlohmann::json({2}));
+  EXPECT_EQ(direct_header["outputs"][1]["parameters"]["binary_data_size"], 8);
+  EXPECT_EQ(direct.body.size(), *direct.header_length + 16);
+  EXPECT_EQ(direct.body.substr(*direct.header_length, 8), mixed.body.substr(*mixed.header_length, 8));
 }
 
 }  // namespace

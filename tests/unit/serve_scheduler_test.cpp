@@ -123,6 +123,46 @@ TEST(ServeDecideBatch, DrainingRunsWithoutWaiting) {
   EXPECT_EQ(d.run.size(), 1u);
 }
 
+TEST(ServeDecideBatch, AnOlderThinBucketRunsBeforeAYoungerFullOneOnceItsDelayPassed) {
+  // Bucket "a" holds one old request; bucket "b" fills up later. While "a" waits for its delay a
+  // full "b" may go first, but once "a" is due it runs first: the oldest due head wins.
+  std::vector<QueueEntry> q = {Entry(1, 0, "a"), Entry(4, 100, "b"), Entry(4, 200, "b")};
+  auto d = DecideBatch(q, kT0 + microseconds(300), Policy(8, 1000), false, /*others_busy=*/true);
+  ASSERT_EQ(d.run.size(), 2u);
+  EXPECT_EQ(d.run[0].index, 1u);
+  d = DecideBatch(q, kT0 + microseconds(1000), Policy(8, 1000), false, true);
+  ASSERT_EQ(d.run.size(), 1u);
+  EXPECT_EQ(d.run[0].index, 0u);
+  // With every instance idle nothing waits, and the oldest head goes first.
+  d = DecideBatch(q, kT0 + microseconds(300), Policy(8, 1000), false, /*others_busy=*/false);
+  ASSERT_EQ(d.run.size(), 1u);
+  EXPECT_EQ(d.run[0].index, 0u);
+}
+
+TEST(ServeBatchQueue, TryTakeClaimsAnIdleInstanceWithoutBlocking) {
+  BatchQueue<int> queue(Policy(8, 1000000), 8, /*instances=*/1);
+  BatchQueue<int>::Batch batch;
+  EXPECT_FALSE(queue.TryTake(&batch));  // nothing queued
+  QueueEntry e = Entry(2, 0);
+  e.enqueued = Clock::now();
+  ASSERT_TRUE(queue.Enqueue(e, 7, /*wake_worker=*/false).ok());
+  ASSERT_TRUE(queue.TryTake(&batch));  // the only instance is idle: due at once despite the delay
+  EXPECT_EQ(batch.instance, 0);
+  ASSERT_EQ(batch.slices.size(), 1u);
+  EXPECT_EQ(batch.slices[0].payload, 7);
+  EXPECT_EQ(batch.slices[0].rows, 2);
+  ASSERT_TRUE(queue.Enqueue(e, 8, false).ok());
+  BatchQueue<int>::Batch other;
+  EXPECT_FALSE(queue.TryTake(&other));  // the instance is busy
+  EXPECT_EQ(other.instance, -1);
+  queue.Release(&batch);
+  EXPECT_EQ(batch.instance, -1);
+  ASSERT_TRUE(queue.TryTake(&other));
+  EXPECT_EQ(other.slices[0].payload, 8);
+  queue.Release(&other);
+  EXPECT_EQ(queue.depth(), 0u);
+}
+
 TEST(ServeBatchQueue, RejectsBeyondMaxQueueSizeAtOnce) {
   BatchQueue<int> queue(Policy(8, 1000), 2);
   EXPECT_TRUE(queue.Enqueue(Entry(1, 0), 1).ok());

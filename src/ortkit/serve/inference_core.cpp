@@ -81,6 +81,28 @@ std::future<Result<InferResponse>> InferenceCore::Infer(InferRequest request) {
   return future;
 }
 
+void InferenceCore::InferHere(InferRequest request, InferCallback done) {
+  auto model = Find(request.model_name, request.model_version);
+  if (!model.ok()) {
+    done(model.error());
+    return;
+  }
+  (*model)->Submit(std::move(request), std::move(done), Dispatch::kHere);
+}
+
+void InferenceCore::InferLater(InferRequest request, InferCallback done) {
+  auto model = Find(request.model_name, request.model_version);
+  if (!model.ok()) {
+    done(model.error());
+    return;
+  }
+  (*model)->Submit(std::move(request), std::move(done), Dispatch::kLater);
+}
+
+void InferenceCore::RunQueued() {
+  for (auto& m : models_) m->RunQueued(/*until_empty=*/true);
+}
+
 Result<InferResponse> InferenceCore::InferAndWait(InferRequest request) {
   ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(request.model_name, request.model_version));
   return model->SubmitAndWait(std::move(request));

@@ -59,6 +59,9 @@ struct ModelSource {
   ModelConfig config;
 };
 
+/// Who runs the batch of a queued request (see InferenceCore's Infer, InferHere, InferLater).
+enum class Dispatch { kWorker, kHere, kLater };
+
 struct CoreOptions {
   int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
 };
@@ -88,10 +91,21 @@ class InferenceCore {
   /// full, shutting down, deadline passed), kRuntime (the session failed). Never blocks on a run.
   void Infer(InferRequest request, InferCallback done);
   std::future<Result<InferResponse>> Infer(InferRequest request);
-  /// Infer() and wait for the answer, for front ends that serve a request per thread. When an
-  /// instance of the model is idle, the calling thread runs the due batch itself (its request
-  /// with whatever else is due): no thread handoff on the way in or out.
+  /// Infer() for front ends that serve a request per thread: when no other request of the model
+  /// is in flight and an instance is idle, the calling thread runs the batch itself (no thread
+  /// handoff on the way in or out; `done` has then been called when this returns). Otherwise
+  /// it returns at once and a worker runs the batch: under load a dedicated worker, which the
+  /// scheduler lets the request threads overtake, finds fuller batches.
+  void InferHere(InferRequest request, InferCallback done);
+  /// InferHere() and wait for the answer.
   Result<InferResponse> InferAndWait(InferRequest request);
+  /// For an event loop that reads many requests per wake-up: queues without waking a worker; the
+  /// caller then calls RunQueued(), which runs what is due on its thread. Under load a whole
+  /// round of requests then becomes one batch and nobody switches threads.
+  void InferLater(InferRequest request, InferCallback done);
+  /// Runs, on the calling thread, the due batches of each model while it has an idle instance
+  /// (their `done` callbacks run here too); what must wait for its delay is left to a worker.
+  void RunQueued();
 
   bool IsLive() const { return true; }
   bool IsReady() const;

@@ -128,14 +128,15 @@ class BatchQueue {
     return !batch->slices.empty() || !batch->expired.empty();
   }
 
-  /// Gives back the slot of `batch` (if it holds one); wakes a worker when requests wait.
-  void Release(Batch* batch) {
+  /// Gives back the slot of `batch` (if it holds one); wakes a worker when requests wait, unless
+  /// the caller goes on with TryTake() itself (`wake_worker` false).
+  void Release(Batch* batch, bool wake_worker = true) {
     if (batch->instance < 0) return;
     bool wake = false;
     {
       std::lock_guard lock(mutex_);
       idle_.push_back(batch->instance);
-      wake = !entries_.empty();
+      wake = wake_worker && !entries_.empty();
     }
     batch->instance = -1;
     if (wake) wake_.notify_one();

@@ -32,11 +32,13 @@ class ServedModel {
   /// batching and bucketing, warms up and starts the workers. Appends notes for people.
   Status Load(Runtime& runtime, int intra_op_threads, std::vector<std::string>* notes);
 
-  /// Validates and queues; `done` is called exactly once (possibly before Submit returns). With
-  /// `run_here` the calling thread runs the due batch itself when an instance is idle (then
-  /// Submit blocks for that run); otherwise a worker thread runs it.
-  void Submit(InferRequest request, InferCallback done, bool run_here = false);
-  /// Submit(run_here) and wait for the answer.
+  /// Validates and queues; `done` is called exactly once (possibly before Submit returns), see
+  /// InferenceCore's Infer, InferHere and InferLater for the `dispatch` modes.
+  void Submit(InferRequest request, InferCallback done, Dispatch dispatch = Dispatch::kWorker);
+  /// Runs the due batch on the calling thread when an instance is idle; with `until_empty`, the
+  /// batches due after it too (InferenceCore::RunQueued).
+  void RunQueued(bool until_empty);
+  /// Submit(kHere) and wait for the answer.
   Result<InferResponse> SubmitAndWait(InferRequest request);
 
   /// No new requests; the workers answer the queued ones and exit. Joins them. Idempotent.
@@ -72,6 +74,7 @@ class ServedModel {
   ModelMetrics metrics_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
+  std::atomic<int> in_flight_{0};  // requests submitted and not answered yet
 };
 
 }  // namespace ortkit::serve

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace ortkit::serve::http {
@@ -113,6 +114,58 @@ std::string ProtocolName(DataType type) {
   return info ? std::string(info->protocol) : "";
 }
 
+// JSON string literal of `text` (valid UTF-8 by construction: names from the model, the id from
+// the parsed request).
+void AppendJsonString(std::string* out, std::string_view text) {
+  out->push_back('"');
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(ch);
+    } else if (c < 0x20) {
+      out->append(fmt::format("\\u{:04x}", c));
+    } else {
+      out->push_back(ch);
+    }
+  }
+  out->push_back('"');
+}
+
+// Every output binary (what clients of the binary extension ask for): the JSON header written
+// directly, without building a JSON tree per request; the same keys as the general path.
+EncodedResponse EncodeBinaryResponse(const InferResponse& response) {
+  EncodedResponse encoded;
+  std::string& body = encoded.body;
+  std::size_t data_bytes = 0;
+  for (const auto& out : response.outputs) data_bytes += out.tensor.byte_size();
+  body.reserve(160 + 120 * response.outputs.size() + data_bytes);
+  body.append("{");
+  if (!response.id.empty()) {
+    body.append("\"id\":");
+    AppendJsonString(&body, response.id);
+    body.append(",");
+  }
+  body.append("\"model_name\":");
+  AppendJsonString(&body, response.model_name);
+  body.append(",\"model_version\":");
+  AppendJsonString(&body, response.model_version);
+  body.append(",\"outputs\":[");
+  for (std::size_t i = 0; i < response.outputs.size(); ++i) {
+    const auto& out = response.outputs[i];
+    body.append(i == 0 ? "{\"datatype\":" : ",{\"datatype\":");
+    AppendJsonString(&body, ProtocolName(out.tensor.type()));
+    body.append(",\"name\":");
+    AppendJsonString(&body, out.name);
+    body.append(fmt::format(",\"parameters\":{{\"binary_data_size\":{}}},\"shape\":[{}]}}", out.tensor.byte_size(),
+                            fmt::join(out.tensor.shape(), ",")));
+  }
+  body.append("]}");
+  encoded.header_length = body.size();
+  for (const auto& out : response.outputs) body.append(reinterpret_cast<const char*>(out.tensor.data()), out.tensor.byte_size());
+  return encoded;
+}
+
 }  // namespace
 
 Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std::size_t> header_length,
@@ -214,6 +267,14 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
 }
 
 EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
+  const auto binary_wanted = [&](const std::string& name) {
+    return encoding.all_binary ||
+           std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) != encoding.binary_outputs.end();
+  };
+  if (std::all_of(response.outputs.begin(), response.outputs.end(), [&](const auto& o) { return binary_wanted(o.name); }) &&
+      !response.outputs.empty()) {
+    return EncodeBinaryResponse(response);
+  }
   json root = {{"model_name", response.model_name}, {"model_version", response.model_version}};
   if (!response.id.empty()) root["id"] = response.id;
   json outputs = json::array();
