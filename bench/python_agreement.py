@@ -69,7 +69,7 @@ def main():
     parser.add_argument("--ortkit", required=True)
     parser.add_argument("--model", action="append", required=True, help="NAME=PATH")
     parser.add_argument("--batch", default="1,16")
-    parser.add_argument("--seq-len", type=int, default=64)
+    parser.add_argument("--seq-len", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=20)
