@@ -81,13 +81,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < iterations + 1000; ++i) {
     const auto start = std::chrono::steady_clock::now();
     if (write(fd, buffer.data(), bytes) != static_cast<ssize_t>(bytes) || !ReadAll(fd, buffer.data(), bytes)) return 1;
-    if (i >= 1000) samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    if (i >= 1000)
+      samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   close(fd);
   echo.join();
   close(listener);
   std::sort(samples.begin(), samples.end());
-  std::printf("{\"rtt_us_p50\": %.2f, \"rtt_us_p99\": %.2f, \"iterations\": %d, \"bytes\": %zu}\n", samples[samples.size() / 2],
-              samples[samples.size() * 99 / 100], iterations, bytes);
+  std::printf("{\"rtt_us_p50\": %.2f, \"rtt_us_p99\": %.2f, \"iterations\": %d, \"bytes\": %zu}\n",
+              samples[samples.size() / 2], samples[samples.size() * 99 / 100], iterations, bytes);
   return 0;
 }

@@ -177,7 +177,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool external = argc == 4;
-  const int layers = static_cast<int>((static_cast<std::uint64_t>(size_mb) * (1 << 20) + kWeightBytes - 1) / kWeightBytes);
+  const int layers =
+      static_cast<int>((static_cast<std::uint64_t>(size_mb) * (1 << 20) + kWeightBytes - 1) / kWeightBytes);
   if (!external && static_cast<std::uint64_t>(layers) * kWeightBytes >= (1ULL << 31)) {
     std::fprintf(stderr, "an embedded model must stay under protobuf's 2 GiB limit: use --external\n");
     return 2;

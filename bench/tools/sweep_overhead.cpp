@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     const auto start = Clock::now();
     for (auto& inputs : bare_inputs) {
       auto& tensor = inputs[0].tensor;
-      Ort::Value value = Ort::Value::CreateTensor(memory, tensor.data(), tensor.byte_size(), tensor.shape().data(),
-                                                  tensor.shape().size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
+      Ort::Value value =
+          Ort::Value::CreateTensor(memory, tensor.data(), tensor.byte_size(), tensor.shape().data(),
+                                   tensor.shape().size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
       auto outputs = (*session)->ort().Run(Ort::RunOptions{nullptr}, input_names, &value, 1, output_names, 1);
     }
     return SecondsSince(start);
@@ -116,7 +117,8 @@ int main(int argc, char** argv) {
   std::printf("shapes: %zu batch sizes (1..64), sessions created: 1 (%.2f s), rounds: %d, medians:\n", kBatches.size(),
               create_s, rounds);
   std::printf("  sum of the 12 bare runs      %8.1f ms\n", bare_s * 1e3);
-  std::printf("  sweep                        %8.1f ms   ratio %.3f (target <= 1.2)\n", sweep_s * 1e3, sweep_s / bare_s);
+  std::printf("  sweep                        %8.1f ms   ratio %.3f (target <= 1.2)\n", sweep_s * 1e3,
+              sweep_s / bare_s);
   std::printf("  sweep + batch consistency    %8.1f ms   ratio %.3f (adds 3 row-alone runs per batched cell)\n",
               checked_s * 1e3, checked_s / bare_s);
   return sweep_s / bare_s <= 1.2 ? 0 : 1;

@@ -96,8 +96,10 @@ class GraphBuilder {
     tensor->set_elem_type(elem_type);
     for (auto& d : dims) {
       auto* dim = tensor->mutable_shape()->add_dim();
-      if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
-      else dim->set_dim_param(d);
+      if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0])))
+        dim->set_dim_value(std::stoll(d));
+      else
+        dim->set_dim_param(d);
     }
   }
 
@@ -125,7 +127,8 @@ onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
   b.Value(graph->mutable_output(), "y", {batch, "seq_len", std::to_string(kHidden)});
 
   const float w_scale = 1.0f / std::sqrt(static_cast<float>(kHidden));
-  auto* ln1 = b.Node("LayerNormalization", {"x", b.Filled("ln1.gamma", kHidden, 1), b.Filled("ln1.beta", kHidden, 0)}, "ln1");
+  auto* ln1 =
+      b.Node("LayerNormalization", {"x", b.Filled("ln1.gamma", kHidden, 1), b.Filled("ln1.beta", kHidden, 0)}, "ln1");
   GraphBuilder::IntAttr(ln1, "axis", -1);
   GraphBuilder::FloatAttr(ln1, "epsilon", 1e-5f);
   const std::string heads_shape = b.Ints("heads_shape", {0, 0, kHeads, kHeadDim});
@@ -134,7 +137,8 @@ onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
     b.Node("MatMul", {"ln1", b.Weight(name + ".weight", {kHidden, kHidden}, w_scale)}, name + ".proj");
     b.Node("Reshape", {name + ".proj", heads_shape}, name + ".heads");
     auto* t = b.Node("Transpose", {name + ".heads"}, name + ".t");
-    GraphBuilder::IntsAttr(t, "perm", name == "k" ? std::vector<long long>{0, 2, 3, 1} : std::vector<long long>{0, 2, 1, 3});
+    GraphBuilder::IntsAttr(t, "perm",
+                           name == "k" ? std::vector<long long>{0, 2, 3, 1} : std::vector<long long>{0, 2, 1, 3});
   }
   b.Node("MatMul", {"q.t", "k.t"}, "scores.raw");
   b.Node("Div", {"scores.raw", b.Scalar("sqrt_head_dim", std::sqrt(static_cast<float>(kHeadDim)))}, "scores");
@@ -149,12 +153,15 @@ onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
   b.Node("Reshape", {"context.t", b.Ints("hidden_shape", hidden_shape)}, "context");
   b.Node("MatMul", {"context", b.Weight("out.weight", {kHidden, kHidden}, w_scale)}, "attn.out");
   b.Node("Add", {"x", "attn.out"}, "residual1");
-  auto* ln2 = b.Node("LayerNormalization", {"residual1", b.Filled("ln2.gamma", kHidden, 1), b.Filled("ln2.beta", kHidden, 0)}, "ln2");
+  auto* ln2 = b.Node("LayerNormalization",
+                     {"residual1", b.Filled("ln2.gamma", kHidden, 1), b.Filled("ln2.beta", kHidden, 0)}, "ln2");
   GraphBuilder::IntAttr(ln2, "axis", -1);
   b.Node("MatMul", {"ln2", b.Weight("ffn.up.weight", {kHidden, kFfn}, w_scale)}, "ffn.up");
   b.Node("Add", {"ffn.up", b.Filled("ffn.up.bias", kFfn, 0.01f)}, "ffn.up.biased");
   b.Node("Relu", {"ffn.up.biased"}, "ffn.act");
-  b.Node("MatMul", {"ffn.act", b.Weight("ffn.down.weight", {kFfn, kHidden}, 1.0f / std::sqrt(static_cast<float>(kFfn)))}, "ffn.down");
+  b.Node("MatMul",
+         {"ffn.act", b.Weight("ffn.down.weight", {kFfn, kHidden}, 1.0f / std::sqrt(static_cast<float>(kFfn)))},
+         "ffn.down");
   b.Node("Add", {"residual1", "ffn.down"}, "y");
   return model;
 }
@@ -204,10 +211,13 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
   one->set_data_type(onnx::TensorProto::INT64);
   one->add_int64_data(1);
   b.Node("Range", {"zero", "seq_len.scalar", "one"}, "positions");
-  b.Node("Gather", {b.Weight("embeddings.position", {options.max_positions, hidden}, 0.02f), "positions"}, "emb.position");
+  b.Node("Gather", {b.Weight("embeddings.position", {options.max_positions, hidden}, 0.02f), "positions"},
+         "emb.position");
   b.Node("Add", {"emb.word", "emb.type"}, "emb.sum1");
   b.Node("Add", {"emb.sum1", "emb.position"}, "emb.sum");
-  auto* ln = b.Node("LayerNormalization", {"emb.sum", b.Filled("embeddings.ln.gamma", hidden, 1), b.Filled("embeddings.ln.beta", hidden, 0)}, "emb");
+  auto* ln =
+      b.Node("LayerNormalization",
+             {"emb.sum", b.Filled("embeddings.ln.gamma", hidden, 1), b.Filled("embeddings.ln.beta", hidden, 0)}, "emb");
   GraphBuilder::IntAttr(ln, "axis", -1);
 
   // Attention bias: 0 where the mask is 1, -10000 where it is 0, shaped [batch, 1, 1, seq_len].
@@ -230,8 +240,9 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
       b.Node("Add", {name + ".proj", b.Filled(name + ".bias", hidden, 0.0f)}, name + ".biased");
       b.Node("Reshape", {name + ".biased", heads_shape}, name + ".heads");
       auto* t = b.Node("Transpose", {name + ".heads"}, name + ".t");
-      GraphBuilder::IntsAttr(t, "perm", std::string(projection) == "k" ? std::vector<long long>{0, 2, 3, 1}
-                                                                         : std::vector<long long>{0, 2, 1, 3});
+      GraphBuilder::IntsAttr(
+          t, "perm",
+          std::string(projection) == "k" ? std::vector<long long>{0, 2, 3, 1} : std::vector<long long>{0, 2, 1, 3});
     }
     b.Node("MatMul", {p + "q.t", p + "k.t"}, p + "scores.raw");
     b.Node("Div", {p + "scores.raw", scale}, p + "scores.scaled");
@@ -244,7 +255,9 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
     b.Node("Reshape", {p + "context.t", hidden_shape}, p + "context");
     b.Node("MatMul", {p + "context", b.Weight(p + "attn.out.weight", {hidden, hidden}, w_scale)}, p + "attn.out");
     b.Node("Add", {x, p + "attn.out"}, p + "residual1");
-    auto* ln1 = b.Node("LayerNormalization", {p + "residual1", b.Filled(p + "ln1.gamma", hidden, 1), b.Filled(p + "ln1.beta", hidden, 0)}, p + "ln1");
+    auto* ln1 =
+        b.Node("LayerNormalization",
+               {p + "residual1", b.Filled(p + "ln1.gamma", hidden, 1), b.Filled(p + "ln1.beta", hidden, 0)}, p + "ln1");
     GraphBuilder::IntAttr(ln1, "axis", -1);
     // GELU written with Erf (opset 17 has no Gelu op); ONNX Runtime fuses the pattern.
     b.Node("MatMul", {p + "ln1", b.Weight(p + "ffn.up.weight", {hidden, ffn}, w_scale)}, p + "ffn.up");
@@ -254,10 +267,14 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
     b.Node("Add", {p + "gelu.erf", b.Scalar(p + "gelu.one", 1.0f)}, p + "gelu.plus1");
     b.Node("Mul", {p + "ffn.pre", p + "gelu.plus1"}, p + "gelu.prod");
     b.Node("Mul", {p + "gelu.prod", b.Scalar(p + "gelu.half", 0.5f)}, p + "ffn.act");
-    b.Node("MatMul", {p + "ffn.act", b.Weight(p + "ffn.down.weight", {ffn, hidden}, 1.0f / std::sqrt(static_cast<float>(ffn)))}, p + "ffn.down");
+    b.Node("MatMul",
+           {p + "ffn.act", b.Weight(p + "ffn.down.weight", {ffn, hidden}, 1.0f / std::sqrt(static_cast<float>(ffn)))},
+           p + "ffn.down");
     b.Node("Add", {p + "ln1", p + "ffn.down"}, p + "residual2");
     const std::string out = layer + 1 == options.layers ? "last_hidden_state" : p + "out";
-    auto* ln2 = b.Node("LayerNormalization", {p + "residual2", b.Filled(p + "ln2.gamma", hidden, 1), b.Filled(p + "ln2.beta", hidden, 0)}, out);
+    auto* ln2 =
+        b.Node("LayerNormalization",
+               {p + "residual2", b.Filled(p + "ln2.gamma", hidden, 1), b.Filled(p + "ln2.beta", hidden, 0)}, out);
     GraphBuilder::IntAttr(ln2, "axis", -1);
     x = out;
   }
@@ -286,17 +303,26 @@ int main(int argc, char** argv) {
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const long long value = std::atoll(argv[i + 1]);
-    if (flag == "--static-batch") batch = argv[i + 1];
-    else if (flag == "--baked-batch") baked_batch = value;
-    else if (flag == "--layers" && value > 0) bert.layers = value;
-    else if (flag == "--hidden" && value > 0 && value % bert.heads == 0) bert.hidden = value;
-    else if (flag == "--vocab" && value > 1) bert.vocab = value;
-    else return Usage();
+    if (flag == "--static-batch")
+      batch = argv[i + 1];
+    else if (flag == "--baked-batch")
+      baked_batch = value;
+    else if (flag == "--layers" && value > 0)
+      bert.layers = value;
+    else if (flag == "--hidden" && value > 0 && value % bert.heads == 0)
+      bert.hidden = value;
+    else if (flag == "--vocab" && value > 1)
+      bert.vocab = value;
+    else
+      return Usage();
   }
   onnx::ModelProto model;
-  if (kind == "demo-encoder") model = DemoEncoder(batch, baked_batch);
-  else if (kind == "bert-tiny") model = BertTiny(bert);
-  else return Usage();
+  if (kind == "demo-encoder")
+    model = DemoEncoder(batch, baked_batch);
+  else if (kind == "bert-tiny")
+    model = BertTiny(bert);
+  else
+    return Usage();
   std::ofstream file(out, std::ios::binary);
   if (!file || !model.SerializeToOstream(&file)) {
     std::fprintf(stderr, "ortkit_make_model: cannot write %s\n", out.c_str());

@@ -42,7 +42,9 @@ class BrokenFiles : public ::testing::Test {
     return RunCheck(runtime_, options);
   }
 
-  CheckReport CheckBytes(const std::string& name, std::string_view bytes) const { return Check(dir_.Write(name, bytes)); }
+  CheckReport CheckBytes(const std::string& name, std::string_view bytes) const {
+    return Check(dir_.Write(name, bytes));
+  }
 
   static Runtime* runtime_;
   testing::TempDir dir_;
@@ -111,12 +113,12 @@ onnx::ModelProto RealModel() {
 // Byte offsets of the parts of RealModel()'s serialisation, from the protobuf layout.
 struct Layout {
   std::string bytes;
-  std::size_t graph_offset = 0;  ///< the graph field's tag
-  std::size_t graph_length = 0;  ///< its declared payload length
-  std::size_t graph_payload = 0;  ///< first byte of the payload
-  std::size_t raw_data = 0;  ///< first byte of the initializer's raw data
+  std::size_t graph_offset = 0;      ///< the graph field's tag
+  std::size_t graph_length = 0;      ///< its declared payload length
+  std::size_t graph_payload = 0;     ///< first byte of the payload
+  std::size_t raw_data = 0;          ///< first byte of the initializer's raw data
   std::size_t relu_op_type_end = 0;  ///< just past "Relu" in node #1
-  std::size_t opset_offset = 0;  ///< the opset_import field's tag (the last field)
+  std::size_t opset_offset = 0;      ///< the opset_import field's tag (the last field)
 };
 
 Layout LayoutOf(const onnx::ModelProto& model) {
@@ -163,8 +165,9 @@ TEST_F(BrokenFiles, TruncatedInsideTheNodeList) {
   const auto d = FileFinding(CheckBytes("nodes.onnx", layout.bytes.substr(0, cut)));
   EXPECT_EQ(d.code, "file.truncated");
   EXPECT_TRUE(Contains(d.message, fmt::format("({} bytes)", cut)));
-  EXPECT_TRUE(Contains(d.message, fmt::format("field graph at byte {} declares {} bytes, but the file ends {} bytes later",
-                                               layout.graph_offset, layout.graph_length, cut - layout.graph_payload)));
+  EXPECT_TRUE(
+      Contains(d.message, fmt::format("field graph at byte {} declares {} bytes, but the file ends {} bytes later",
+                                      layout.graph_offset, layout.graph_length, cut - layout.graph_payload)));
   EXPECT_TRUE(Contains(d.message, "inside node #1 'relu_1' (Relu)"));
 }
 
@@ -174,7 +177,8 @@ TEST_F(BrokenFiles, TruncatedInsideAnInitializersRawData) {
   const auto d = FileFinding(CheckBytes("weights.onnx", layout.bytes.substr(0, cut)));
   EXPECT_EQ(d.code, "file.truncated");
   EXPECT_TRUE(Contains(d.message, fmt::format("KiB, {} bytes)", cut)));
-  EXPECT_TRUE(Contains(d.message, fmt::format("field graph at byte {} declares {} bytes", layout.graph_offset, layout.graph_length)));
+  EXPECT_TRUE(Contains(
+      d.message, fmt::format("field graph at byte {} declares {} bytes", layout.graph_offset, layout.graph_length)));
   EXPECT_TRUE(Contains(d.message, "inside initializer #0 'w' (its raw data declares 16384 bytes, 5000 present)"));
 }
 
@@ -185,8 +189,9 @@ TEST_F(BrokenFiles, OneByteShort) {
   const auto d = FileFinding(CheckBytes("short.onnx", layout.bytes.substr(0, cut)));
   EXPECT_EQ(d.code, "file.truncated");
   EXPECT_TRUE(Contains(d.message, fmt::format("KiB, {} bytes)", cut)));
-  EXPECT_TRUE(Contains(d.message, fmt::format("field opset_import at byte {} declares 4 bytes, but the file ends 3 bytes later",
-                                               layout.opset_offset)));
+  EXPECT_TRUE(
+      Contains(d.message, fmt::format("field opset_import at byte {} declares 4 bytes, but the file ends 3 bytes later",
+                                      layout.opset_offset)));
 }
 
 TEST_F(BrokenFiles, RandomBytes) {
@@ -217,7 +222,8 @@ TEST_F(BrokenFiles, GitLfsPointer) {
 }
 
 TEST_F(BrokenFiles, HtmlPage) {
-  const std::string page = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Please log in</body></html>\n";
+  const std::string page =
+      "<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Please log in</body></html>\n";
   const auto d = FileFinding(CheckBytes("page.onnx", page));
   EXPECT_EQ(d.code, "file.html-page");
   EXPECT_TRUE(Contains(d.message, fmt::format("({} bytes) is an HTML page", page.size())));
@@ -427,7 +433,8 @@ TEST_F(BrokenFiles, ExternalDataHugeLengthDoesNotOverflow) {
   const auto found = ExternalFindings(report);
   ASSERT_EQ(found.size(), 1u) << Codes(report);
   EXPECT_EQ(found[0].code, "external-data.out-of-range");
-  EXPECT_TRUE(Contains(found[0].message, "reads bytes 8..9223372036854775815 of 'weights.bin', which has only 32 bytes"));
+  EXPECT_TRUE(
+      Contains(found[0].message, "reads bytes 8..9223372036854775815 of 'weights.bin', which has only 32 bytes"));
 }
 
 TEST_F(BrokenFiles, ExternalDataPathEscapes) {
@@ -446,7 +453,8 @@ TEST_F(BrokenFiles, ExternalDataSizeMismatch) {
   const auto found = ExternalFindings(report);
   ASSERT_EQ(found.size(), 1u) << Codes(report);
   EXPECT_EQ(found[0].code, "external-data.size-mismatch");
-  EXPECT_TRUE(Contains(found[0].message, "tensor 'w' has 8 elements of 4 bytes (32 bytes) but its external data length is 16"));
+  EXPECT_TRUE(
+      Contains(found[0].message, "tensor 'w' has 8 elements of 4 bytes (32 bytes) but its external data length is 16"));
   EXPECT_FALSE(report.Passed());
 }
 

@@ -7,7 +7,9 @@
 namespace ortkit {
 namespace {
 
-Tensor F32(std::vector<std::int64_t> shape, std::vector<float> v) { return Tensor::FromVector<float>(shape, v).value(); }
+Tensor F32(std::vector<std::int64_t> shape, std::vector<float> v) {
+  return Tensor::FromVector<float>(shape, v).value();
+}
 
 TEST(CompareTensors, WithinTolerancePasses) {
   auto c = CompareTensors("y", F32({2, 2}, {1, 2, 3, 4}), F32({2, 2}, {1, 2.0001f, 3, 4}), {1e-5, 1e-3});

@@ -149,7 +149,8 @@ TEST(ConformanceFixesCompare, StringMismatchReportsTheStrings) {
 
 // A case that does not run carries a diagnosis code in JSON, so scripts need not parse the message.
 TEST_F(ConformanceFixes, CaseThatFailsToRunHasADiagnosisInJson) {
-  Open(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[N] x, int64[2] s) => (float[A, B] y) { y = Reshape(x, s) })");
+  Open(
+      R"(<ir_version: 8, opset_import: ["" : 17]> g (float[N] x, int64[2] s) => (float[A, B] y) { y = Reshape(x, s) })");
   WriteDataSet(0,
                List(Tensor::FromVector<float>({6}, {1, 2, 3, 4, 5, 6}).value(),
                     Tensor::FromVector<std::int64_t>({2}, {4, 2}).value()),

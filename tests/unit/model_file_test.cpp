@@ -7,7 +7,8 @@ namespace {
 
 TEST(GuessContent, RecognisesCommonMistakes) {
   EXPECT_EQ(GuessContent(""), ContentGuess::kEmpty);
-  EXPECT_EQ(GuessContent("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12345\n"), ContentGuess::kGitLfsPointer);
+  EXPECT_EQ(GuessContent("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12345\n"),
+            ContentGuess::kGitLfsPointer);
   EXPECT_EQ(GuessContent("  <!DOCTYPE html><html><body>hi</body></html>"), ContentGuess::kHtml);
   EXPECT_EQ(GuessContent("{\"error\": \"not found\"}"), ContentGuess::kJson);
   EXPECT_EQ(GuessContent("ir_version: 8\ngraph {}"), ContentGuess::kText);

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/perf/infer_client.h"
@@ -64,7 +64,9 @@ TEST(PerfPrometheus, ReadsBatchCountersPerModel) {
   EXPECT_EQ(*odd, 1000);
   // Triton's names work too.
   auto triton = ReadBatchCounters(
-      ParsePrometheusText("nv_inference_count{model=\"m\",version=\"1\"} 30\nnv_inference_exec_count{model=\"m\",version=\"1\"} 10\n"), "m");
+      ParsePrometheusText(
+          "nv_inference_count{model=\"m\",version=\"1\"} 30\nnv_inference_exec_count{model=\"m\",version=\"1\"} 10\n"),
+      "m");
   ASSERT_TRUE(triton.has_value());
   EXPECT_EQ(triton->inferences / triton->executions, 3);
 }
@@ -141,7 +143,8 @@ TEST(PerfProtocol, JsonRequestCarriesData) {
 TEST(PerfClient, UrlForms) {
   EXPECT_EQ(*NormalizeHttpBase("127.0.0.1:8000"), "http://127.0.0.1:8000");
   EXPECT_EQ(*NormalizeHttpBase("http://localhost:9/"), "http://localhost:9");
-  for (const char* bad : {"https://a:1", "localhost", "a:1/v2", "a:x", ":80"}) EXPECT_FALSE(NormalizeHttpBase(bad).ok()) << bad;
+  for (const char* bad : {"https://a:1", "localhost", "a:1/v2", "a:x", ":80"})
+    EXPECT_FALSE(NormalizeHttpBase(bad).ok()) << bad;
 }
 
 TEST(PerfClient, UnreachableServerSaysSo) {
@@ -157,7 +160,8 @@ TEST(PerfClient, UnreachableServerSaysSo) {
   ASSERT_TRUE(client.ok());
   auto ready = (*client)->CheckReady();
   ASSERT_FALSE(ready.ok());
-  EXPECT_NE(ready.error().message.find("cannot reach the server at http://127.0.0.1:" + std::to_string(port)), std::string::npos)
+  EXPECT_NE(ready.error().message.find("cannot reach the server at http://127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
       << ready.error().message;
 }
 
@@ -165,7 +169,8 @@ TEST(PerfClient, UnreachableServerSaysSo) {
 class FakeV2Server {
  public:
   FakeV2Server() {
-    server_.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+    server_.Get("/v2/health/ready",
+                [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
     server_.Post("/v2/models/m/infer", [this](const httplib::Request& req, httplib::Response& res) {
       const bool binary = req.has_header("Inference-Header-Content-Length");
       if (!binary) binary_ok_ = false;
@@ -179,9 +184,11 @@ class FakeV2Server {
     });
     server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       const long rows = served_.load();
-      res.set_content(fmt::format("ortkit_inference_count_total{{model=\"m\"}} {}\nortkit_execution_count_total{{model=\"m\"}} {}\n",
-                                  rows, rows / 4.0),
-                      "text/plain");
+      res.set_content(
+          fmt::format(
+              "ortkit_inference_count_total{{model=\"m\"}} {}\nortkit_execution_count_total{{model=\"m\"}} {}\n", rows,
+              rows / 4.0),
+          "text/plain");
     });
     server_.set_tcp_nodelay(true);
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -225,8 +232,9 @@ TEST(PerfLoad, ClosedLoopCountsSuccessesErrorsAndBatchSize) {
   options.model = "m";
   options.metrics_url = "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics";
   int callbacks = 0;
-  auto steps = RunLoad(options, [&] { return CreateClient(client_options); }, TwoLengths(**client),
-                       [&](const StepResult&) { ++callbacks; });
+  auto steps = RunLoad(
+      options, [&] { return CreateClient(client_options); }, TwoLengths(**client),
+      [&](const StepResult&) { ++callbacks; });
   ASSERT_TRUE(steps.ok()) << steps.error().message;
   ASSERT_EQ(steps->size(), 2u);
   EXPECT_EQ(callbacks, 2);
@@ -259,7 +267,8 @@ TEST(PerfLoad, OpenLoopKeepsTheRate) {
   options.duration_s = 0.5;
   options.warmup_s = 0.1;
   options.max_outstanding = 8;
-  auto steps = RunLoad(options, [&] { return CreateClient(client_options); }, TwoLengths(**client), nullptr);
+  auto steps = RunLoad(
+      options, [&] { return CreateClient(client_options); }, TwoLengths(**client), nullptr);
   ASSERT_TRUE(steps.ok());
   const StepResult& step = steps->front();
   EXPECT_EQ(step.request_rate, 200);

@@ -53,8 +53,10 @@ class ServeCore : public ::testing::Test {
     auto core = InferenceCore::Create(*runtime_, {source}, CoreOptions{2});
     EXPECT_TRUE(core.ok());
     Status loaded = (*core)->LoadModels();
-    if (load != nullptr) *load = loaded;
-    else EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+    if (load != nullptr)
+      *load = loaded;
+    else
+      EXPECT_TRUE(loaded.ok()) << loaded.error().message;
     return std::move(core).value();
   }
   testing::TempDir dir_;
@@ -98,7 +100,8 @@ void ExpectMaskedAnswer(const InferRequest& request, const Result<InferResponse>
   for (std::int64_t r = 0; r < x.shape()[0]; ++r) {
     float sum = 0;
     for (std::int64_t s = 0; s < length; ++s) {
-      const float want = x.values<float>()[r * length + s] * static_cast<float>(mask.values<std::int64_t>()[r * length + s]);
+      const float want =
+          x.values<float>()[r * length + s] * static_cast<float>(mask.values<std::int64_t>()[r * length + s]);
       ASSERT_EQ(y.values<float>()[r * length + s], want) << "request " << request.id << " row " << r;
       sum += want;
     }
@@ -154,14 +157,16 @@ TEST_F(ServeCore, ValidationErrorsNameTheInput) {
   auto r = core->Infer(std::move(wrong_type)).get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
-  EXPECT_NE(r.error().message.find("input 'attention_mask' has datatype FP32 but the model expects INT64"), std::string::npos)
+  EXPECT_NE(r.error().message.find("input 'attention_mask' has datatype FP32 but the model expects INT64"),
+            std::string::npos)
       << r.error().message;
 
   InferRequest mismatch = MaskedRequest(1, 4, 1);
   mismatch.inputs[1].tensor = Tensor::Zeros(DataType::kInt64, {1, 5}).value();
   r = core->Infer(std::move(mismatch)).get();
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("dimension 'seq' is 4 in input 'x' but 5 in input 'attention_mask'"), std::string::npos)
+  EXPECT_NE(r.error().message.find("dimension 'seq' is 4 in input 'x' but 5 in input 'attention_mask'"),
+            std::string::npos)
       << r.error().message;
 
   InferRequest missing = MaskedRequest(1, 4, 1);

@@ -20,8 +20,8 @@ ModelFile InMemory(const onnx::ModelProto& model) {
 
 ModelSummary SummarizeText(std::string_view text) { return Summarize(InMemory(testing::ParseModelText(text))); }
 
-onnx::TensorProto* AddInitializer(onnx::GraphProto* graph, const std::string& name, int data_type, std::vector<std::int64_t> dims,
-                                  std::size_t raw_bytes) {
+onnx::TensorProto* AddInitializer(onnx::GraphProto* graph, const std::string& name, int data_type,
+                                  std::vector<std::int64_t> dims, std::size_t raw_bytes) {
   auto* tensor = graph->add_initializer();
   tensor->set_name(name);
   tensor->set_data_type(data_type);
@@ -68,7 +68,12 @@ TEST(Summarize, DescribesSequenceMapAndOptionalTypes) {
   )");
   auto* input = model.mutable_graph()->add_input();
   input->set_name("scores");
-  auto* map = input->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_sequence_type()->mutable_elem_type()->mutable_map_type();
+  auto* map = input->mutable_type()
+                  ->mutable_optional_type()
+                  ->mutable_elem_type()
+                  ->mutable_sequence_type()
+                  ->mutable_elem_type()
+                  ->mutable_map_type();
   map->set_key_type(onnx::TensorProto::INT64);
   auto* value = map->mutable_value_type()->mutable_tensor_type();
   value->set_elem_type(onnx::TensorProto::FLOAT);
@@ -137,7 +142,8 @@ TEST(Summarize, KeepsTheTenLargestInitializersLargestFirst) {
   )");
   // 15 tensors of 1..15 floats, added in a scrambled order; two of equal size to pin the tie-break.
   for (int n : {7, 3, 15, 1, 12, 9, 4, 14, 2, 11, 6, 13, 5, 10, 8}) {
-    AddInitializer(model.mutable_graph(), "w" + std::to_string(n), onnx::TensorProto::FLOAT, {n}, static_cast<std::size_t>(n) * 4);
+    AddInitializer(model.mutable_graph(), "w" + std::to_string(n), onnx::TensorProto::FLOAT, {n},
+                   static_cast<std::size_t>(n) * 4);
   }
   AddInitializer(model.mutable_graph(), "a_tie", onnx::TensorProto::INT32, {13}, 52);
   const ModelSummary s = Summarize(InMemory(model));
@@ -226,10 +232,18 @@ TEST(Summarize, ListsModelLocalFunctions) {
 
 TEST(RecogniseProducer, KnowsTheCommonExporters) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"pytorch", "pytorch"},         {"PyTorch", "pytorch"},       {"tf2onnx", "tf2onnx"},
-      {"keras2onnx", "keras2onnx"},   {"PaddlePaddle", "paddle2onnx"}, {"skl2onnx", "skl2onnx"},
-      {"OnnxMLTools", "onnxmltools"}, {"spox", "spox"},             {"onnxscript", "onnxscript"},
-      {"backend-test", "onnx.helper"}, {"onnxruntime.transformers", "onnxruntime"}, {"onnx.quantize", "onnxruntime"},
+      {"pytorch", "pytorch"},
+      {"PyTorch", "pytorch"},
+      {"tf2onnx", "tf2onnx"},
+      {"keras2onnx", "keras2onnx"},
+      {"PaddlePaddle", "paddle2onnx"},
+      {"skl2onnx", "skl2onnx"},
+      {"OnnxMLTools", "onnxmltools"},
+      {"spox", "spox"},
+      {"onnxscript", "onnxscript"},
+      {"backend-test", "onnx.helper"},
+      {"onnxruntime.transformers", "onnxruntime"},
+      {"onnx.quantize", "onnxruntime"},
   };
   for (const auto& [producer, family] : cases) {
     const ProducerFamily* found = RecogniseProducer(producer);
@@ -330,8 +344,8 @@ TEST(Summarize, CountsSparseInitializers) {
 
 // A small subset of JSON Schema (type, enum, const, required, properties, additionalProperties,
 // items, $ref into $defs, oneOf): enough to hold the output to every key the schema requires.
-void Validate(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& root, const std::string& where,
-              std::vector<std::string>* errors) {
+void Validate(const nlohmann::json& value, const nlohmann::json& schema, const nlohmann::json& root,
+              const std::string& where, std::vector<std::string>* errors) {
   if (schema.contains("$ref")) {
     const std::string ref = schema["$ref"];
     if (ref.rfind("#/$defs/", 0) != 0 || !root["$defs"].contains(ref.substr(8))) {
@@ -347,7 +361,8 @@ void Validate(const nlohmann::json& value, const nlohmann::json& schema, const n
       Validate(value, alternative, root, where, &ignored);
       matches += ignored.empty() ? 1 : 0;
     }
-    if (matches != 1) errors->push_back(where + ": matches " + std::to_string(matches) + " oneOf alternatives: " + value.dump());
+    if (matches != 1)
+      errors->push_back(where + ": matches " + std::to_string(matches) + " oneOf alternatives: " + value.dump());
   }
   if (schema.contains("type")) {
     const auto types = schema["type"].is_array() ? schema["type"] : nlohmann::json::array({schema["type"]});
@@ -362,9 +377,11 @@ void Validate(const nlohmann::json& value, const nlohmann::json& schema, const n
   }
   if (schema.contains("enum")) {
     const auto& allowed = schema["enum"];
-    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) errors->push_back(where + " = " + value.dump() + " is not in the enum");
+    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+      errors->push_back(where + " = " + value.dump() + " is not in the enum");
   }
-  if (schema.contains("const") && schema["const"] != value) errors->push_back(where + " = " + value.dump() + " is not the const");
+  if (schema.contains("const") && schema["const"] != value)
+    errors->push_back(where + " = " + value.dump() + " is not the const");
   if (value.is_object()) {
     for (const std::string key : schema.value("required", nlohmann::json::array())) {
       if (!value.contains(key)) errors->push_back(where + " lacks required key '" + key + "'");
@@ -379,7 +396,8 @@ void Validate(const nlohmann::json& value, const nlohmann::json& schema, const n
     }
   }
   if (value.is_array() && schema.contains("items")) {
-    for (std::size_t i = 0; i < value.size(); ++i) Validate(value[i], schema["items"], root, where + "[" + std::to_string(i) + "]", errors);
+    for (std::size_t i = 0; i < value.size(); ++i)
+      Validate(value[i], schema["items"], root, where + "[" + std::to_string(i) + "]", errors);
   }
 }
 
@@ -398,7 +416,8 @@ nlohmann::json ReadSchema() {
 }
 
 TEST(InspectSchema, RealModelHasEveryRequiredKey) {
-  const std::filesystem::path path = "/usr/share/libonnx-testdata/data/pytorch-converted/test_ConvTranspose2d/model.onnx";
+  const std::filesystem::path path =
+      "/usr/share/libonnx-testdata/data/pytorch-converted/test_ConvTranspose2d/model.onnx";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not installed";
   const nlohmann::json schema = ReadSchema();
   ASSERT_FALSE(schema.is_discarded()) << "the schema is not valid JSON";
@@ -424,7 +443,8 @@ TEST(InspectSchema, RichFixtureHasEveryRequiredKey) {
   )");
   auto* seq = model.mutable_graph()->add_output();
   seq->set_name("pieces");
-  seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  seq->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
   auto* function = model.add_functions();
   function->set_name("Op");
   function->set_domain("com.example");

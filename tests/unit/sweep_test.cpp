@@ -75,7 +75,8 @@ TEST_F(SweepTest, BakedBatchFailsAtOtherBatchesAndNamesTheReshape) {
   EXPECT_EQ(report.cells[1].state, SweepCell::State::kFailed) << "batch 2: row 0 alone cannot be reshaped to [2, -1]";
   EXPECT_EQ(report.cells[2].state, SweepCell::State::kFailed);
   ASSERT_FALSE(report.cells[2].diagnoses.empty());
-  EXPECT_NE(report.cells[2].diagnoses[0].message.find("batch=7"), std::string::npos) << report.cells[2].diagnoses[0].message;
+  EXPECT_NE(report.cells[2].diagnoses[0].message.find("batch=7"), std::string::npos)
+      << report.cells[2].diagnoses[0].message;
 }
 
 TEST_F(SweepTest, LeakingRowsAreCaught) {

@@ -73,8 +73,9 @@ TEST_F(SynthesisTest, SameSeedSameInputs) {
   InputPlan plan;
   auto a = SynthesizeInputs(specs_, AnalyzeInputValues(model_), plan).value();
   auto b = SynthesizeInputs(specs_, AnalyzeInputValues(model_), plan).value();
-  EXPECT_EQ(std::vector<std::int64_t>(a[0].tensor.values<std::int64_t>().begin(), a[0].tensor.values<std::int64_t>().end()),
-            std::vector<std::int64_t>(b[0].tensor.values<std::int64_t>().begin(), b[0].tensor.values<std::int64_t>().end()));
+  EXPECT_EQ(
+      std::vector<std::int64_t>(a[0].tensor.values<std::int64_t>().begin(), a[0].tensor.values<std::int64_t>().end()),
+      std::vector<std::int64_t>(b[0].tensor.values<std::int64_t>().begin(), b[0].tensor.values<std::int64_t>().end()));
 }
 
 TEST_F(SynthesisTest, PlanErrorsNameTheFlag) {

@@ -445,8 +445,8 @@ std::string RenderText(const BenchFlags& flags, const SessionConfig& config, con
                                 flags.execution_mode, flags.opt_level, flags.io_binding ? ", IO binding" : "",
                                 flags.no_mem_pattern ? ", no memory pattern" : "", flags.no_arena ? ", no arena" : "");
   const bool bare_seconds = flags.duration.find_first_not_of("0123456789.") == std::string::npos;
-  const std::string amount = flags.duration.empty() ? fmt::format("{} runs", flags.iterations)
-                                                    : flags.duration + (bare_seconds ? " s" : "");
+  const std::string amount =
+      flags.duration.empty() ? fmt::format("{} runs", flags.iterations) : flags.duration + (bare_seconds ? " s" : "");
   out += fmt::format(
       "session creation {} ms · peak RSS {} · {} per shape after {} warm-up · {} thread{} × {} session{}\n\n",
       Ms(m.session_create_ms), HumanBytes(static_cast<std::uint64_t>(PeakResidentBytes())), amount, flags.warmup,

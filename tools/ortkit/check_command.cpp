@@ -30,12 +30,16 @@ std::string LayerTitle(const std::string& name) {
 }
 
 void PrintText(const CheckReport& report, const Style& style) {
-  std::string out = fmt::format("{} {} (provider {})\n\n", style.Bold("ortkit check"), report.model_path, report.provider);
+  std::string out =
+      fmt::format("{} {} (provider {})\n\n", style.Bold("ortkit check"), report.model_path, report.provider);
   for (const auto& layer : report.layers) {
     std::string state;
     switch (layer.state) {
       case LayerReport::State::kPassed:
-        state = layer.diagnoses.empty() ? style.Green("ok") : style.Green("ok") + style.Dim(fmt::format(" ({} note{})", layer.diagnoses.size(), layer.diagnoses.size() == 1 ? "" : "s"));
+        state = layer.diagnoses.empty()
+                    ? style.Green("ok")
+                    : style.Green("ok") + style.Dim(fmt::format(" ({} note{})", layer.diagnoses.size(),
+                                                                layer.diagnoses.size() == 1 ? "" : "s"));
         break;
       case LayerReport::State::kFailed:
         state = style.Red("FAILED") + (layer.note.empty() ? "" : style.Dim(": " + layer.note));
@@ -90,14 +94,17 @@ int Run(CheckFlags& flags) {
 
 void RegisterCheck(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<CheckFlags>();
-  CLI::App* cmd = app.add_subcommand("check", "Layered checks of a model file: file, external data, ONNX checker, "
-                                              "shape inference, export rules, ONNX Runtime load");
+  CLI::App* cmd = app.add_subcommand("check",
+                                     "Layered checks of a model file: file, external data, ONNX checker, "
+                                     "shape inference, export rules, ONNX Runtime load");
   cmd->add_option("model", flags->options.model_path, "the .onnx file")->required();
   cmd->add_option("--provider", flags->options.provider, "execution provider to load on (cpu, cuda, ...)")
       ->capture_default_str();
   cmd->add_flag("--strict", flags->options.strict, "warnings fail the check too");
   cmd->add_flag("--no-runtime", flags->no_runtime, "skip the ONNX Runtime load layer");
-  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

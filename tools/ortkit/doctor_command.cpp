@@ -35,7 +35,9 @@ class Writer {
  public:
   Writer(bool markdown, Style style) : markdown_(markdown), style_(style) {}
 
-  void Heading(const std::string& title) { out_ += markdown_ ? "\n## " + title + "\n\n" : "\n" + style_.Bold(title) + "\n"; }
+  void Heading(const std::string& title) {
+    out_ += markdown_ ? "\n## " + title + "\n\n" : "\n" + style_.Bold(title) + "\n";
+  }
   void Line(const std::string& text) { out_ += (markdown_ ? "" : "  ") + text + (markdown_ ? "  \n" : "\n"); }
   void Item(const std::string& label, const std::string& text) {
     out_ += markdown_ ? fmt::format("- **{}:** {}\n", label, text) : fmt::format("  {:<13}{}\n", label + ":", text);
@@ -84,7 +86,8 @@ std::string VerdictLine(const DoctorReport& report, const Style& style) {
     case DoctorVerdict::kHealthy:
       return style.Green("HEALTHY") + (notes > 0 ? fmt::format(" ({})", plural(notes, "note")) : " (no findings)");
     case DoctorVerdict::kWarnings:
-      return style.Yellow("WARNINGS") + fmt::format(" ({}; nothing broken, but read them before shipping)", plural(warnings, "warning"));
+      return style.Yellow("WARNINGS") +
+             fmt::format(" ({}; nothing broken, but read them before shipping)", plural(warnings, "warning"));
     case DoctorVerdict::kBroken:
       return style.Red("BROKEN") + fmt::format(" ({}, {})", plural(errors, "error"), plural(warnings, "warning"));
   }
@@ -111,23 +114,29 @@ void WriteChain(Writer& w, const DoctorReport& report) {
     if (p.validation) {
       std::vector<std::string> cases;
       for (const auto& c : p.validation->cases) {
-        cases.push_back(fmt::format("{} {}", c.label, c.ran && c.comparison.Passed() ? s.Green("pass") : s.Red("FAIL")));
+        cases.push_back(
+            fmt::format("{} {}", c.label, c.ran && c.comparison.Passed() ? s.Green("pass") : s.Red("FAIL")));
       }
-      w.Item("validation", fmt::format("{} against {}{}: {}", p.provider, report.reference_path,
-                                       report.reference_from_export ? " (the export's references)" : "", fmt::join(cases, ", ")));
+      w.Item("validation",
+             fmt::format("{} against {}{}: {}", p.provider, report.reference_path,
+                         report.reference_from_export ? " (the export's references)" : "", fmt::join(cases, ", ")));
     } else if (p.cross_check) {
-      w.Item("cross-check", fmt::format("{}: {} vs {} on synthesised inputs (no reference): {}", p.provider, p.cross_check->label_a,
-                                        p.cross_check->label_b, p.cross_check->Passed() ? s.Green("agree") : s.Red("DIFFER")));
+      w.Item("cross-check",
+             fmt::format("{}: {} vs {} on synthesised inputs (no reference): {}", p.provider, p.cross_check->label_a,
+                         p.cross_check->label_b, p.cross_check->Passed() ? s.Green("agree") : s.Red("DIFFER")));
     }
     if (p.sweep) {
       int passed = 0;
       for (const auto& c : p.sweep->cells) passed += c.state == SweepCell::State::kPassed;
       std::vector<std::string> axes;
       for (const auto& a : p.sweep->axes) axes.push_back(fmt::format("{}={}", a.dim, fmt::join(a.values, ",")));
-      w.Item("sweep", p.sweep->axes.empty() ? fmt::format("{}: every input dimension is fixed, nothing to sweep", p.provider)
-                                            : fmt::format("{}: {}/{} cells pass over {}{}", p.provider, passed, p.sweep->cells.size(),
-                                                          fmt::join(axes, " "),
-                                                          p.sweep->batch_dim.empty() ? "" : ", batch consistency on '" + p.sweep->batch_dim + "'"));
+      w.Item(
+          "sweep",
+          p.sweep->axes.empty()
+              ? fmt::format("{}: every input dimension is fixed, nothing to sweep", p.provider)
+              : fmt::format("{}: {}/{} cells pass over {}{}", p.provider, passed, p.sweep->cells.size(),
+                            fmt::join(axes, " "),
+                            p.sweep->batch_dim.empty() ? "" : ", batch consistency on '" + p.sweep->batch_dim + "'"));
     }
     if (p.latency) {
       w.Item("latency", fmt::format("{}: p50 {} ms, p90 {} ms ({} runs at {})", p.provider, Sci(p.latency->p50_ms),
@@ -159,7 +168,8 @@ void WriteSweep(Writer& w, const ProviderReport& p) {
     std::vector<std::string> row;
     for (const auto& axis : p.sweep->axes) row.push_back(std::to_string(cell.dims.at(axis.dim)));
     const bool ok = cell.state == SweepCell::State::kPassed;
-    row.push_back(ok ? s.Green("pass") : s.Red("FAIL") + (cell.diagnoses.empty() ? "" : " " + cell.diagnoses.front().code));
+    row.push_back(ok ? s.Green("pass")
+                     : s.Red("FAIL") + (cell.diagnoses.empty() ? "" : " " + cell.diagnoses.front().code));
     row.push_back(fmt::format("{:.2f}", cell.run_ms));
     row.push_back(cell.batch_checked ? fmt::format("max err {}", Sci(cell.batch_max_abs_error)) : "-");
     rows.push_back(std::move(row));
@@ -172,24 +182,28 @@ void WriteLatency(Writer& w, const DoctorReport& report) {
   for (const auto& p : report.providers) {
     if (!p.latency) continue;
     const auto& l = *p.latency;
-    rows.push_back({p.provider, l.shape, std::to_string(l.runs), Sci(l.first_ms), Sci(l.p50_ms), Sci(l.p90_ms), Sci(l.mean_ms),
-                    Sci(l.min_ms), Sci(l.max_ms)});
+    rows.push_back({p.provider, l.shape, std::to_string(l.runs), Sci(l.first_ms), Sci(l.p50_ms), Sci(l.p90_ms),
+                    Sci(l.mean_ms), Sci(l.min_ms), Sci(l.max_ms)});
   }
   if (rows.empty()) return;
   w.Heading("latency (ms; a first run and 2 warm-up runs, then the timed runs)");
   w.Table({"provider", "inputs", "runs", "first", "p50", "p90", "mean", "min", "max"}, rows,
           {false, false, true, true, true, true, true, true, true});
   if (!w.markdown()) {
-    w.Raw(w.style().Dim("  a baseline, not a benchmark: `ortkit bench` measures throughput, threads and percentiles properly\n"));
+    w.Raw(w.style().Dim(
+        "  a baseline, not a benchmark: `ortkit bench` measures throughput, threads and percentiles properly\n"));
   }
 }
 
 std::string Render(const DoctorReport& report, bool markdown, const Style& style) {
   Writer w(markdown, style);
-  const std::string subject = report.model_path.empty() ? (report.export_record ? report.export_record->path.parent_path().string() : "")
-                                                        : report.model_path;
-  w.Raw(markdown ? fmt::format("# ortkit doctor: `{}`\n\n", subject) : fmt::format("{} {}\n\n", style.Bold("ortkit doctor"), subject));
-  w.Raw(markdown ? fmt::format("**Verdict: {}**\n", VerdictLine(report, Style{})) : fmt::format("  verdict: {}\n", VerdictLine(report, style)));
+  const std::string subject = report.model_path.empty()
+                                  ? (report.export_record ? report.export_record->path.parent_path().string() : "")
+                                  : report.model_path;
+  w.Raw(markdown ? fmt::format("# ortkit doctor: `{}`\n\n", subject)
+                 : fmt::format("{} {}\n\n", style.Bold("ortkit doctor"), subject));
+  w.Raw(markdown ? fmt::format("**Verdict: {}**\n", VerdictLine(report, Style{}))
+                 : fmt::format("  verdict: {}\n", VerdictLine(report, style)));
   if (!report.diagnoses.empty()) {
     w.Heading(fmt::format("findings, most severe first ({})", report.diagnoses.size()));
     for (const auto& d : report.diagnoses) {
@@ -218,7 +232,8 @@ Result<std::map<std::string, std::int64_t>> ParseDims(const std::vector<std::str
         if (used != part.size() - eq - 1 || value <= 0) throw std::invalid_argument(part);
         dims[part.substr(0, eq)] = value;
       } catch (const std::exception&) {
-        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim '{}': expected NAME=SIZE with SIZE > 0, e.g. batch=4", part));
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--dim '{}': expected NAME=SIZE with SIZE > 0, e.g. batch=4", part));
       }
       start = end + 1;
     }
@@ -269,22 +284,30 @@ int Run(const DoctorFlags& flags) {
 void RegisterDoctor(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<DoctorFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "The whole chain in one verdict: check, load, validate (or cross-check), shape sweep and a baseline latency");
-  cmd->add_option("model", flags->model, "the .onnx file, or a folder written by `ortkit export` (model.onnx, test_data_set_N, export.json)")
+      "doctor",
+      "The whole chain in one verdict: check, load, validate (or cross-check), shape sweep and a baseline latency");
+  cmd->add_option("model", flags->model,
+                  "the .onnx file, or a folder written by `ortkit export` (model.onnx, test_data_set_N, export.json)")
       ->required();
-  cmd->add_option("--reference", flags->reference,
-                  "expected outputs: an export or test-case folder, a test_data_set_N folder, an .npz or a folder of NAME.npy "
-                  "(default: the references of an `ortkit export` folder; without any, optimisation levels cross-check each other)");
+  cmd->add_option(
+      "--reference", flags->reference,
+      "expected outputs: an export or test-case folder, a test_data_set_N folder, an .npz or a folder of NAME.npy "
+      "(default: the references of an `ortkit export` folder; without any, optimisation levels cross-check each "
+      "other)");
   cmd->add_option("--provider", flags->providers, "execution provider(s) to load and run on, e.g. --provider cpu cuda")
       ->expected(1, -1)
       ->capture_default_str();
-  cmd->add_option("--dim", flags->dims, "sizes of symbolic dimensions for the cross-check, sweep base and latency: batch=1,seq_len=16")
+  cmd->add_option("--dim", flags->dims,
+                  "sizes of symbolic dimensions for the cross-check, sweep base and latency: batch=1,seq_len=16")
       ->expected(1);
   cmd->add_option("--atol", flags->atol, "absolute tolerance for every output (default by element type)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance for every output (default by element type)");
-  cmd->add_option("--runs", flags->runs, "timed runs of the baseline latency (0: skip it)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--runs", flags->runs, "timed runs of the baseline latency (0: skip it)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--no-sweep", flags->no_sweep, "skip the dynamic-shape sweep");
-  cmd->add_flag("--allow-warnings", flags->allow_warnings, "exit 0 when the verdict is 'warnings' (default: only 'healthy' exits 0)");
+  cmd->add_flag("--allow-warnings", flags->allow_warnings,
+                "exit 0 when the verdict is 'warnings' (default: only 'healthy' exits 0)");
   cmd->add_option("--format", flags->format, "output format")
       ->check(CLI::IsMember({"text", "json", "markdown"}))
       ->capture_default_str();

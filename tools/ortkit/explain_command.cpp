@@ -20,8 +20,8 @@ struct ExplainFlags {
 };
 
 std::string Markdown(const CodeInfo& info) {
-  return fmt::format("### `{}`\n\n**{}** — {}.\n\n- **Cause:** {}\n- **Fix:** {}\n\n", info.code, ToString(info.severity),
-                     info.title, info.cause, info.fix);
+  return fmt::format("### `{}`\n\n**{}** — {}.\n\n- **Cause:** {}\n- **Fix:** {}\n\n", info.code,
+                     ToString(info.severity), info.title, info.cause, info.fix);
 }
 
 int Run(const ExplainFlags& flags) {
@@ -32,7 +32,8 @@ int Run(const ExplainFlags& flags) {
     for (const auto& code : flags.codes) {
       const CodeInfo* info = FindCode(code);
       if (info == nullptr) {
-        std::fprintf(stderr, "ortkit explain: unknown diagnosis code '%s' (run `ortkit explain` for the list)\n", code.c_str());
+        std::fprintf(stderr, "ortkit explain: unknown diagnosis code '%s' (run `ortkit explain` for the list)\n",
+                     code.c_str());
         return kExitUsage;
       }
       selected.push_back(info);
@@ -41,8 +42,11 @@ int Run(const ExplainFlags& flags) {
   if (flags.format == "json") {
     nlohmann::json json = nlohmann::json::array();
     for (const auto* info : selected) {
-      json.push_back({{"code", info->code}, {"severity", ToString(info->severity)}, {"title", info->title},
-                      {"cause", info->cause}, {"fix", info->fix}});
+      json.push_back({{"code", info->code},
+                      {"severity", ToString(info->severity)},
+                      {"title", info->title},
+                      {"cause", info->cause},
+                      {"fix", info->fix}});
     }
     std::cout << JsonText(json) << "\n";
     return kExitOk;
@@ -55,7 +59,8 @@ int Run(const ExplainFlags& flags) {
   if (flags.codes.empty()) {
     Table table({"code", "severity", "meaning"});
     for (const auto* info : selected) {
-      table.AddRow({std::string(info->code), style.ForSeverity(info->severity, ToString(info->severity)), std::string(info->title)});
+      table.AddRow({std::string(info->code), style.ForSeverity(info->severity, ToString(info->severity)),
+                    std::string(info->title)});
     }
     std::cout << table.Render(style, "");
     return kExitOk;
@@ -72,7 +77,8 @@ int Run(const ExplainFlags& flags) {
 
 void RegisterExplain(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ExplainFlags>();
-  CLI::App* cmd = app.add_subcommand("explain", "Explain diagnosis codes: meaning, usual cause and fix (all codes when none is given)");
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Explain diagnosis codes: meaning, usual cause and fix (all codes when none is given)");
   cmd->add_option("codes", flags->codes, "diagnosis codes, e.g. graph.static-batch");
   cmd->add_option("--format", flags->format, "output format")
       ->check(CLI::IsMember({"text", "json", "markdown"}))

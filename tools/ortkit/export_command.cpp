@@ -33,8 +33,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Companion {
-  fs::path interpreter;      ///< a path, or a bare name searched on PATH
-  fs::path package_folder;   ///< holds ortkit_export/
+  fs::path interpreter;               ///< a path, or a bare name searched on PATH
+  fs::path package_folder;            ///< holds ortkit_export/
   std::vector<std::string> searched;  ///< what was tried, for the error message
 };
 
@@ -79,7 +79,8 @@ Companion FindCompanion() {
   }
   if (const auto given = Env("ORTKIT_PYTHON"); !given.empty()) {
     found.interpreter = given;
-  } else if (!found.package_folder.empty() && IsFile(found.package_folder.parent_path() / ".deps" / "python" / "bin" / "python")) {
+  } else if (!found.package_folder.empty() &&
+             IsFile(found.package_folder.parent_path() / ".deps" / "python" / "bin" / "python")) {
     found.interpreter = found.package_folder.parent_path() / ".deps" / "python" / "bin" / "python";
   } else {
     found.interpreter = "python3";
@@ -89,7 +90,8 @@ Companion FindCompanion() {
 
 int Fail(const std::string& message) {
   Location where;
-  std::fputs(RenderDiagnosis(Diagnose("export.python-missing", message, where), Style::ForStream(stderr)).c_str(), stderr);
+  std::fputs(RenderDiagnosis(Diagnose("export.python-missing", message, where), Style::ForStream(stderr)).c_str(),
+             stderr);
   return kExitUsage;
 }
 
@@ -120,7 +122,8 @@ int Delegate(const Companion& companion, const std::vector<std::string>& args) {
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Fail(fmt::format("waiting for the Python export companion failed: {}", std::strerror(errno)));
+    if (errno != EINTR)
+      return Fail(fmt::format("waiting for the Python export companion failed: {}", std::strerror(errno)));
   }
   if (WIFSIGNALED(status)) {
     std::fprintf(stderr, "ortkit export: the Python export companion was killed by signal %d\n", WTERMSIG(status));
@@ -135,7 +138,8 @@ int Delegate(const Companion& companion, const std::vector<std::string>& args) {
 int Run(const std::vector<std::string>& args) {
   const Companion companion = FindCompanion();
   if (companion.package_folder.empty()) {
-    return Fail(fmt::format("the ortkit_export Python package was not found; looked in: {}", fmt::join(companion.searched, ", ")));
+    return Fail(fmt::format("the ortkit_export Python package was not found; looked in: {}",
+                            fmt::join(companion.searched, ", ")));
   }
   return Delegate(companion, args);
 }
@@ -144,7 +148,8 @@ int Run(const std::vector<std::string>& args) {
 
 void RegisterExport(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
-      "export", "Export a PyTorch or TensorFlow model to ONNX with reference data (torch | tf; runs the Python companion)");
+      "export",
+      "Export a PyTorch or TensorFlow model to ONNX with reference data (torch | tf; runs the Python companion)");
   // Every argument, --help included, belongs to the companion, whose argparse documents them.
   cmd->set_help_flag();
   cmd->prefix_command();

@@ -18,7 +18,8 @@ Result<std::int64_t> ParseSize(const std::string& text, const std::string& flag)
     if (used == text.size() && v >= 0) return static_cast<std::int64_t>(v);
   } catch (const std::exception&) {
   }
-  return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: '{}' is not a size (a whole number >= 0)", flag, text));
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("{}: '{}' is not a size (a whole number >= 0)", flag, text));
 }
 
 std::vector<std::string> Split(const std::string& text, char sep) {
@@ -65,7 +66,8 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
     for (const auto& item : Split(group, ',')) {
       const auto eq = item.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim '{}': expected NAME=SIZE, e.g. --dim batch=4", item));
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--dim '{}': expected NAME=SIZE, e.g. --dim batch=4", item));
       }
       ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseSize(item.substr(eq + 1), "--dim " + item));
       plan.dims[item.substr(0, eq)] = v;
@@ -74,7 +76,8 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
   for (const auto& item : flags.shapes) {
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape '{}': expected NAME=D1xD2x..., e.g. --shape x=1x3x224x224", item));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--shape '{}': expected NAME=D1xD2x..., e.g. --shape x=1x3x224x224", item));
     }
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ParseShape(item.substr(eq + 1)));
     plan.shapes[item.substr(0, eq)] = std::move(shape);
@@ -82,7 +85,8 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
   return plan;
 }
 
-Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model, const InputFlags& flags) {
+Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
+                                     const InputFlags& flags) {
   ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
   ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, specs));
   std::vector<NamedTensor> given;
@@ -97,7 +101,8 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
       ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item.substr(eq + 1)));
       if (tensors.size() != 1) {
         return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--input {}: the file holds {} tensors; NAME=FILE takes a file with one", item, tensors.size()));
+                         fmt::format("--input {}: the file holds {} tensors; NAME=FILE takes a file with one", item,
+                                     tensors.size()));
       }
       tensors[0].name = name;
       given_sources.push_back({name, "file " + item.substr(eq + 1)});
@@ -109,8 +114,9 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
       if (!is_input(t.name)) {
         std::vector<std::string> names;
         for (const auto& s : specs) names.push_back(s.name);
-        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--input {}: tensor '{}' is not an input of the model (inputs: {})",
-                                                                  item, t.name, fmt::join(names, ", ")));
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--input {}: tensor '{}' is not an input of the model (inputs: {})", item, t.name,
+                                     fmt::join(names, ", ")));
       }
       given_sources.push_back({t.name, "file " + item});
       given.push_back(std::move(t));
@@ -121,12 +127,14 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
   for (const auto& t : given) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == t.name; });
     for (std::size_t d = 0; d < spec->dims.size() && d < t.tensor.shape().size(); ++d) {
-      if (!spec->dims[d].fixed() && !spec->dims[d].symbol.empty()) plan.dims.emplace(spec->dims[d].symbol, t.tensor.shape()[d]);
+      if (!spec->dims[d].fixed() && !spec->dims[d].symbol.empty())
+        plan.dims.emplace(spec->dims[d].symbol, t.tensor.shape()[d]);
     }
   }
   std::vector<TensorSpec> missing;
   for (const auto& s : specs) {
-    if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; })) missing.push_back(s);
+    if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; }))
+      missing.push_back(s);
   }
   const auto hints = model != nullptr ? AnalyzeInputValues(*model) : std::map<std::string, ValueHint>{};
   ORTKIT_ASSIGN_OR_RETURN(auto synthesised, SynthesizeInputs(missing, hints, plan));
@@ -143,10 +151,14 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
     } else if (auto s = from(synthesised); s != synthesised.end()) {
       std::string source = "synthesised: ";
       auto hint = hints.find(spec.name);
-      if (hint != hints.end()) source += hint->second.reason;
-      else if (spec.type == DataType::kBool) source += "random true/false";
-      else if (FindDataType(spec.type) != nullptr && FindDataType(spec.type)->is_float) source += "normal(0, 1)";
-      else source += "integers in [0, 4)";
+      if (hint != hints.end())
+        source += hint->second.reason;
+      else if (spec.type == DataType::kBool)
+        source += "random true/false";
+      else if (FindDataType(spec.type) != nullptr && FindDataType(spec.type)->is_float)
+        source += "normal(0, 1)";
+      else
+        source += "integers in [0, 4)";
       prepared.tensors.push_back(std::move(*s));
       prepared.sources.push_back({spec.name, source});
     }

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <onnx/onnx_pb.h>
+#include <CLI/CLI.hpp>
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/run.h"
@@ -40,7 +40,8 @@ struct PreparedInputs {
 
 /// Inputs for `specs`: read from --input files where given, synthesised otherwise. The plan is
 /// checked against the model first (a --dim the model lacks is an error).
-Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model, const InputFlags& flags);
+Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
+                                     const InputFlags& flags);
 
 /// Parses "1x3x224x224" (also "1,3,224,224"); "" or "scalar" is a scalar.
 Result<std::vector<std::int64_t>> ParseShape(const std::string& text);

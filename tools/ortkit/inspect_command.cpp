@@ -47,7 +47,9 @@ std::string OneLine(const std::string& text, std::size_t width) {
   return flat.substr(0, cut) + fmt::format("... ({} characters in all)", VisibleWidth(flat));
 }
 
-std::string Plural(std::uint64_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+std::string Plural(std::uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
 
 std::string Bytes(std::uint64_t bytes) { return HumanBytes(bytes); }
 
@@ -67,7 +69,8 @@ std::string Field(const Style& style, const std::string& key, const std::string&
 
 std::string ModelSection(const ModelSummary& s, const Style& style) {
   std::string out = Heading(style, "model");
-  const std::string size = s.file_bytes < 1024 ? fmt::format("{} bytes", s.file_bytes) : fmt::format("{}, {} bytes", Bytes(s.file_bytes), s.file_bytes);
+  const std::string size = s.file_bytes < 1024 ? fmt::format("{} bytes", s.file_bytes)
+                                               : fmt::format("{}, {} bytes", Bytes(s.file_bytes), s.file_bytes);
   out += Field(style, "file", fmt::format("{} ({})", s.path, size));
   out += Field(style, "IR version", std::to_string(s.ir_version));
   std::string producer = s.producer_name.empty() ? style.Dim("(not recorded)") : s.producer_name;
@@ -93,7 +96,8 @@ std::string MetadataSection(const ModelSummary& s, const Style& style) {
   return Heading(style, "metadata", Plural(s.metadata.size(), "entry", "entries")) + table.Render(style);
 }
 
-std::string ValuesSection(const std::string& title, const std::vector<ValueSummary>& values, const std::string& extra, const Style& style) {
+std::string ValuesSection(const std::string& title, const std::vector<ValueSummary>& values, const std::string& extra,
+                          const Style& style) {
   std::string out = Heading(style, title, std::to_string(values.size()) + extra);
   if (values.empty()) return out;
   Table table({"name", "type"});
@@ -102,8 +106,10 @@ std::string ValuesSection(const std::string& title, const std::vector<ValueSumma
 }
 
 std::string InitializerSection(const ModelSummary& s, const Style& style) {
-  std::string detail = fmt::format("{}, {}", Plural(s.initializer_count, "tensor", "tensors"), Bytes(s.initializer_bytes));
-  if (s.initializer_inputs > 0) detail += style.Dim(fmt::format(" ({} also listed as graph inputs)", s.initializer_inputs));
+  std::string detail =
+      fmt::format("{}, {}", Plural(s.initializer_count, "tensor", "tensors"), Bytes(s.initializer_bytes));
+  if (s.initializer_inputs > 0)
+    detail += style.Dim(fmt::format(" ({} also listed as graph inputs)", s.initializer_inputs));
   std::string out = Heading(style, "initializers", detail);
   if (s.initializer_count == 0) return out;
   Table by_type({"element type", "tensors", "size"}, {false, true, true});
@@ -111,7 +117,8 @@ std::string InitializerSection(const ModelSummary& s, const Style& style) {
   out += by_type.Render(style);
   Table largest({"largest", "type", "shape", "size"}, {false, false, false, true});
   for (const auto& i : s.largest_initializers) {
-    largest.AddRow({i.name, i.element_type, ShapeText(i.shape), Bytes(i.bytes) + (i.external ? style.Dim(" ext") : "")});
+    largest.AddRow(
+        {i.name, i.element_type, ShapeText(i.shape), Bytes(i.bytes) + (i.external ? style.Dim(" ext") : "")});
   }
   out += "\n" + largest.Render(style);
   if (s.initializer_count > s.largest_initializers.size()) {
@@ -133,7 +140,8 @@ std::string ExternalSection(const ModelSummary& s, const Style& style) {
   if (s.external_files.empty()) return "";
   Table table({"location", "tensors", "bytes read", "file size"}, {false, true, true, true});
   for (const auto& f : s.external_files) {
-    table.AddRow({f.location, std::to_string(f.tensors), Bytes(f.bytes), f.file_bytes ? Bytes(*f.file_bytes) : style.Red("missing")});
+    table.AddRow({f.location, std::to_string(f.tensors), Bytes(f.bytes),
+                  f.file_bytes ? Bytes(*f.file_bytes) : style.Red("missing")});
   }
   return Heading(style, "external data", Plural(s.external_files.size(), "file", "files")) + table.Render(style);
 }
@@ -151,24 +159,27 @@ std::string OperatorSection(const ModelSummary& s, std::size_t top, const Style&
       rows.push_back({op, domain, count});
       nodes += count;
     }
-    domains += fmt::format("{}{} {} ({})", domains.empty() ? "" : ", ", domain, nodes, Plural(ops.size(), "op type", "op types"));
+    domains += fmt::format("{}{} {} ({})", domains.empty() ? "" : ", ", domain, nodes,
+                           Plural(ops.size(), "op type", "op types"));
   }
-  std::string out = Heading(style, "operators", fmt::format("{} in the main graph", Plural(s.node_count, "node", "nodes")));
+  std::string out =
+      Heading(style, "operators", fmt::format("{} in the main graph", Plural(s.node_count, "node", "nodes")));
   if (rows.empty()) return out;
   out += "  " + style.Dim(domains) + "\n";
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.count > b.count; });
   Table table({"op type", "domain", "count", "share"}, {false, false, true, true});
   const std::size_t shown = std::min(rows.size(), top);
   for (std::size_t i = 0; i < shown; ++i) {
-    const double share = 100.0 * static_cast<double>(rows[i].count) / static_cast<double>(std::max<std::uint64_t>(s.node_count, 1));
+    const double share =
+        100.0 * static_cast<double>(rows[i].count) / static_cast<double>(std::max<std::uint64_t>(s.node_count, 1));
     table.AddRow({rows[i].op_type, rows[i].domain, std::to_string(rows[i].count), fmt::format("{:.1f}%", share)});
   }
   out += table.Render(style);
   if (shown < rows.size()) {
     std::uint64_t rest = 0;
     for (std::size_t i = shown; i < rows.size(); ++i) rest += rows[i].count;
-    out += style.Dim(fmt::format("  ... {} more {} ({})\n", rows.size() - shown, rows.size() - shown == 1 ? "op type" : "op types",
-                                 Plural(rest, "node", "nodes")));
+    out += style.Dim(fmt::format("  ... {} more {} ({})\n", rows.size() - shown,
+                                 rows.size() - shown == 1 ? "op type" : "op types", Plural(rest, "node", "nodes")));
   }
   return out;
 }
@@ -176,11 +187,13 @@ std::string OperatorSection(const ModelSummary& s, std::size_t top, const Style&
 std::string SubgraphSection(const ModelSummary& s, std::size_t top, const Style& style) {
   if (s.subgraphs.empty()) return "";
   std::string out = Heading(style, "subgraphs",
-                            fmt::format("{}, {} (not counted above)", Plural(s.subgraphs.size(), "graph", "graphs"), Plural(s.subgraph_nodes, "node", "nodes")));
+                            fmt::format("{}, {} (not counted above)", Plural(s.subgraphs.size(), "graph", "graphs"),
+                                        Plural(s.subgraph_nodes, "node", "nodes")));
   Table table({"path", "nodes", "initializers"}, {false, true, true});
   const std::size_t shown = std::min(s.subgraphs.size(), top);
   for (std::size_t i = 0; i < shown; ++i) {
-    table.AddRow({s.subgraphs[i].path, std::to_string(s.subgraphs[i].nodes), std::to_string(s.subgraphs[i].initializers)});
+    table.AddRow(
+        {s.subgraphs[i].path, std::to_string(s.subgraphs[i].nodes), std::to_string(s.subgraphs[i].initializers)});
   }
   out += table.Render(style);
   if (shown < s.subgraphs.size()) out += style.Dim(fmt::format("  ... {} more\n", s.subgraphs.size() - shown));
@@ -219,7 +232,8 @@ std::string RenderText(const ModelSummary& s, std::size_t top, const Style& styl
 
 int ReportLoadFailure(const ModelLoad& load, const std::string& path, Format format) {
   if (format == Format::kJson) {
-    const std::string error = load.diagnoses.empty() ? fmt::format("'{}' could not be read", path) : load.diagnoses.front().message;
+    const std::string error =
+        load.diagnoses.empty() ? fmt::format("'{}' could not be read", path) : load.diagnoses.front().message;
     nlohmann::json json = {{"error", error}, {"diagnoses", load.diagnoses}};
     std::cout << JsonText(json) << "\n";
     return kExitUsage;
@@ -250,9 +264,12 @@ int Run(const InspectFlags& flags) {
 
 void RegisterInspect(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<InspectFlags>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Summarise a model: producer, opsets, inputs and outputs, weights, operators");
+  CLI::App* cmd =
+      app.add_subcommand("inspect", "Summarise a model: producer, opsets, inputs and outputs, weights, operators");
   cmd->add_option("model", flags->model, "the .onnx file")->required();
-  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "rows shown in the operator and subgraph tables (text output)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();

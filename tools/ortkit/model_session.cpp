@@ -12,7 +12,8 @@
 
 namespace ortkit::cli {
 
-void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary, Format format) {
+void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary,
+                   Format format) {
   if (format == Format::kJson) {
     nlohmann::json json = {{"error", summary}, {"diagnoses", diagnoses}};
     std::cout << JsonText(json) << "\n";
@@ -48,7 +49,8 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
     const Error& error = session.error();
     const bool provider = error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInvalidArgument;
     *exit_code = provider ? kExitUsage : kExitFindings;
-    Diagnosis d = provider ? Diagnose("runtime.provider-unavailable", error.message, where) : TranslateRuntimeError(error.message, where);
+    Diagnosis d = provider ? Diagnose("runtime.provider-unavailable", error.message, where)
+                           : TranslateRuntimeError(error.message, where);
     ReportFailure(command, {d}, "ONNX Runtime cannot load " + path.string(), format);
     return error;
   }

@@ -28,6 +28,7 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
                               const std::string& command, int* exit_code);
 
 /// Prints one failure as a diagnosis (text on stderr or JSON on stdout).
-void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary, Format format);
+void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary,
+                   Format format);
 
 }  // namespace ortkit::cli

@@ -59,13 +59,16 @@ Result<std::vector<T>> ParseList(const std::string& text, const std::string& fla
     std::size_t used = 0;
     T value{};
     try {
-      if constexpr (std::is_integral_v<T>) value = static_cast<T>(std::stoll(item, &used));
-      else value = static_cast<T>(std::stod(item, &used));
+      if constexpr (std::is_integral_v<T>)
+        value = static_cast<T>(std::stoll(item, &used));
+      else
+        value = static_cast<T>(std::stod(item, &used));
     } catch (const std::exception&) {
       used = 0;
     }
     if (used == 0 || used != item.size() || value <= 0) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} '{}': '{}' is not a positive number", flag, text, item));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("{} '{}': '{}' is not a positive number", flag, text, item));
     }
     values.push_back(value);
   }
@@ -83,11 +86,15 @@ Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::str
   if (flags.poisson && flags.request_rate.empty()) {
     return MakeError(ErrorKind::kInvalidArgument, "--poisson needs --request-rate (it shapes the open-loop schedule)");
   }
-  if (!(flags.duration_s > 0)) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--duration {}: must be > 0", flags.duration_s));
-  if (flags.warmup_s < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--warmup {}: must be >= 0", flags.warmup_s));
-  if (flags.timeout_ms <= 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--timeout-ms {}: must be > 0", flags.timeout_ms));
+  if (!(flags.duration_s > 0))
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--duration {}: must be > 0", flags.duration_s));
+  if (flags.warmup_s < 0)
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--warmup {}: must be >= 0", flags.warmup_s));
+  if (flags.timeout_ms <= 0)
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--timeout-ms {}: must be > 0", flags.timeout_ms));
   if (flags.max_outstanding <= 0) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--max-outstanding {}: must be > 0", flags.max_outstanding));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--max-outstanding {}: must be > 0", flags.max_outstanding));
   }
   options.poisson = flags.poisson;
   options.duration_s = flags.duration_s;
@@ -103,20 +110,24 @@ Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::str
 }
 
 // One encoded request per size of the varied dimension; inputs from --input-data FILE or synthesised.
-Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::ServedModel& model, perf::InferClient& client) {
+Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::ServedModel& model,
+                                         perf::InferClient& client) {
   ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags.inputs));
   ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, model.inputs));
   perf::RequestSet set;
   std::vector<NamedTensor> given;
   if (flags.input_data != "random") {
     if (!flags.lengths.empty()) {
-      return MakeError(ErrorKind::kInvalidArgument, "--lengths varies synthesised inputs; it cannot be combined with --input-data FILE");
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--lengths varies synthesised inputs; it cannot be combined with --input-data FILE");
     }
     ORTKIT_ASSIGN_OR_RETURN(given, ReadTensors(flags.input_data));
     for (const auto& t : given) {
-      if (std::none_of(model.inputs.begin(), model.inputs.end(), [&](const TensorSpec& s) { return s.name == t.name; })) {
+      if (std::none_of(model.inputs.begin(), model.inputs.end(),
+                       [&](const TensorSpec& s) { return s.name == t.name; })) {
         return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--input-data {}: tensor '{}' is not an input of model '{}'", flags.input_data, t.name, flags.model));
+                         fmt::format("--input-data {}: tensor '{}' is not an input of model '{}'", flags.input_data,
+                                     t.name, flags.model));
       }
     }
   }
@@ -130,10 +141,11 @@ Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::Ser
     if (!has_dim) {
       std::vector<std::string> described;
       for (const auto& s : model.inputs) described.push_back(s.Describe());
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("--length-dim {}: no input of model '{}' has a dynamic dimension at that position ({}); "
-                                   "dynamic dimensions are named batch (axis 0), seq_len (axis 1), dimK (axis K)",
-                                   flags.length_dim, flags.model, fmt::join(described, ", ")));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("--length-dim {}: no input of model '{}' has a dynamic dimension at that position ({}); "
+                      "dynamic dimensions are named batch (axis 0), seq_len (axis 1), dimK (axis K)",
+                      flags.length_dim, flags.model, fmt::join(described, ", ")));
     }
   }
   std::vector<std::string> outputs;
@@ -142,7 +154,8 @@ Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::Ser
   for (std::int64_t length : set.lengths.Values()) {
     std::vector<TensorSpec> missing;
     for (const auto& s : model.inputs) {
-      if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; })) missing.push_back(s);
+      if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; }))
+        missing.push_back(s);
     }
     InputPlan step_plan = plan;
     if (!flags.lengths.empty()) step_plan.dims[flags.length_dim] = length;
@@ -153,8 +166,10 @@ Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::Ser
       auto find = [&](std::vector<NamedTensor>& list) {
         return std::find_if(list.begin(), list.end(), [&](const NamedTensor& t) { return t.name == s.name; });
       };
-      if (auto it = find(given); it != given.end()) inputs.push_back({s.name, it->tensor.Clone()});
-      else inputs.push_back(std::move(*find(synthesised)));
+      if (auto it = find(given); it != given.end())
+        inputs.push_back({s.name, it->tensor.Clone()});
+      else
+        inputs.push_back(std::move(*find(synthesised)));
     }
     ORTKIT_ASSIGN_OR_RETURN(auto encoded, client.Encode(inputs, outputs));
     set.by_length.push_back(std::move(encoded));
@@ -239,23 +254,26 @@ int Perf(const PerfFlags& flags) {
   if (format == Format::kText) {
     std::vector<std::string> inputs;
     for (const auto& s : model->inputs) inputs.push_back(s.Describe());
-    std::fprintf(stderr, "%s\n",
-                 style.Dim(fmt::format("perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.url,
-                                       flags.model, flags.protocol,
-                                       client_options.protocol == perf::Protocol::kGrpc ? "raw tensors"
-                                       : flags.json_tensors                            ? "JSON tensors"
-                                                                                       : "binary tensors",
-                                       fmt::join(inputs, ", "),
-                                       flags.lengths.empty() ? "" : fmt::format(", {} {}", flags.length_dim, flags.lengths),
-                                       flags.warmup_s, flags.duration_s))
-                     .c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        style
+            .Dim(fmt::format("perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.url,
+                             flags.model, flags.protocol,
+                             client_options.protocol == perf::Protocol::kGrpc ? "raw tensors"
+                             : flags.json_tensors                             ? "JSON tensors"
+                                                                              : "binary tensors",
+                             fmt::join(inputs, ", "),
+                             flags.lengths.empty() ? "" : fmt::format(", {} {}", flags.length_dim, flags.lengths),
+                             flags.warmup_s, flags.duration_s))
+            .c_str());
   }
   const perf::ClientFactory factory = [&client_options] { return perf::CreateClient(client_options); };
   auto steps = perf::RunLoad(*load, factory, *requests, [&](const perf::StepResult& step) {
     if (format != Format::kText) return;
     std::fprintf(stderr, "%s\n",
-                 style.Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step), step.throughput,
-                                       Ms(step.latency.p99), ErrorsText(step)))
+                 style
+                     .Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step),
+                                      step.throughput, Ms(step.latency.p99), ErrorsText(step)))
                      .c_str());
   });
   if (!steps.ok()) return Fail(steps.error().message, format);
@@ -265,17 +283,23 @@ int Perf(const PerfFlags& flags) {
     if (!step.metrics_error.empty()) metrics_note = step.metrics_error;
   }
   if (format == Format::kJson) {
-    nlohmann::json out{{"command", "perf"},  {"url", flags.url},
-                       {"model", flags.model}, {"protocol", flags.protocol},
-                       {"tensors", client_options.protocol == perf::Protocol::kGrpc ? "raw" : flags.json_tensors ? "json" : "binary"},
+    nlohmann::json out{{"command", "perf"},
+                       {"url", flags.url},
+                       {"model", flags.model},
+                       {"protocol", flags.protocol},
+                       {"tensors", client_options.protocol == perf::Protocol::kGrpc ? "raw"
+                                   : flags.json_tensors                             ? "json"
+                                                                                    : "binary"},
                        {"lengths", flags.lengths.empty() ? nlohmann::json(nullptr) : nlohmann::json(flags.lengths)},
-                       {"duration_s", flags.duration_s}, {"steps", nlohmann::json::array()}};
+                       {"duration_s", flags.duration_s},
+                       {"steps", nlohmann::json::array()}};
     for (const auto& step : *steps) out["steps"].push_back(StepJson(step));
     std::cout << JsonText(out) << "\n";
   } else {
     const bool open_loop = !load->request_rates.empty();
-    Table table({open_loop ? "rate" : "concurrency", "throughput/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "errors", "batch"},
-                {true, true, true, true, true, true, false, true});
+    Table table(
+        {open_loop ? "rate" : "concurrency", "throughput/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "errors", "batch"},
+        {true, true, true, true, true, true, false, true});
     for (const auto& step : *steps) {
       table.AddRow({StepLabel(step), fmt::format("{:.1f}", step.throughput), Ms(step.latency.p50), Ms(step.latency.p90),
                     Ms(step.latency.p95), Ms(step.latency.p99), ErrorsText(step),
@@ -285,17 +309,21 @@ int Perf(const PerfFlags& flags) {
     std::map<std::string, std::string> examples;
     for (const auto& step : *steps) examples.insert(step.error_examples.begin(), step.error_examples.end());
     for (const auto& [kind, message] : examples) {
-      std::fprintf(stderr, "%s\n", style.Dim(fmt::format("{}: {}", kind, message.empty() ? "(no message)" : message)).c_str());
+      std::fprintf(stderr, "%s\n",
+                   style.Dim(fmt::format("{}: {}", kind, message.empty() ? "(no message)" : message)).c_str());
     }
     if (!metrics_note.empty()) std::fprintf(stderr, "%s\n", style.Dim("batch: " + metrics_note).c_str());
   }
   if (!flags.plot.empty()) {
     std::vector<perf::PerfPlotPoint> points;
-    for (const auto& step : *steps) points.push_back({StepLabel(step), step.throughput, step.latency.p50, step.latency.p99});
-    auto written = perf::WriteThroughputLatencyPlot(flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), points);
+    for (const auto& step : *steps)
+      points.push_back({StepLabel(step), step.throughput, step.latency.p50, step.latency.p99});
+    auto written = perf::WriteThroughputLatencyPlot(
+        flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), points);
     if (!written.ok()) return Fail(written.error().message, format);
   }
-  const bool any_success = std::any_of(steps->begin(), steps->end(), [](const perf::StepResult& s) { return s.succeeded > 0; });
+  const bool any_success =
+      std::any_of(steps->begin(), steps->end(), [](const perf::StepResult& s) { return s.succeeded > 0; });
   return any_success ? kExitOk : kExitFindings;
 }
 
@@ -303,11 +331,16 @@ int Perf(const PerfFlags& flags) {
 
 void RegisterPerf(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<PerfFlags>();
-  CLI::App* cmd = app.add_subcommand("perf", "Load a KServe v2 inference server and report throughput and latency per step");
-  cmd->add_option("--url", flags->url, "server address: host:port (http:// optional for --protocol http)")->capture_default_str();
+  CLI::App* cmd =
+      app.add_subcommand("perf", "Load a KServe v2 inference server and report throughput and latency per step");
+  cmd->add_option("--url", flags->url, "server address: host:port (http:// optional for --protocol http)")
+      ->capture_default_str();
   cmd->add_option("--model", flags->model, "model name on the server")->required();
-  cmd->add_option("--protocol", flags->protocol, "http or grpc")->check(CLI::IsMember({"http", "grpc"}))->capture_default_str();
-  cmd->add_option("--concurrency", flags->concurrency, "closed-loop steps: requests in flight, e.g. 1,8,32,64")->capture_default_str();
+  cmd->add_option("--protocol", flags->protocol, "http or grpc")
+      ->check(CLI::IsMember({"http", "grpc"}))
+      ->capture_default_str();
+  cmd->add_option("--concurrency", flags->concurrency, "closed-loop steps: requests in flight, e.g. 1,8,32,64")
+      ->capture_default_str();
   cmd->add_option("--request-rate", flags->request_rate, "open-loop steps instead: requests per second, e.g. 100,200");
   cmd->add_flag("--poisson", flags->poisson, "open loop: Poisson arrivals instead of evenly spaced ones");
   cmd->add_option("--duration", flags->duration_s, "measured seconds per step")->capture_default_str();
@@ -317,19 +350,24 @@ void RegisterPerf(CLI::App& app, int& exit_code) {
   cmd->add_option("--input-data", flags->input_data,
                   "random, or FILE/DIR (.npz, .npy, folder, test_data_set_N) with tensors named after inputs")
       ->capture_default_str();
-  cmd->add_option("--dim", flags->inputs.dims, "size of a dynamic dimension: batch, seq_len, dimK by axis, e.g. --dim seq_len=8")
+  cmd->add_option("--dim", flags->inputs.dims,
+                  "size of a dynamic dimension: batch, seq_len, dimK by axis, e.g. --dim seq_len=8")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--shape", flags->inputs.shapes, "full shape of one input, e.g. --shape x=1x3x224x224 (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs and the order of lengths")->capture_default_str();
+  cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs and the order of lengths")
+      ->capture_default_str();
   cmd->add_flag("--json", flags->json_tensors, "HTTP: send JSON tensors instead of the binary tensor data extension");
-  cmd->add_option("--metrics-url", flags->metrics_url, "Prometheus endpoint for the batch size (default: URL/metrics over HTTP)");
+  cmd->add_option("--metrics-url", flags->metrics_url,
+                  "Prometheus endpoint for the batch size (default: URL/metrics over HTTP)");
   cmd->add_option("--timeout-ms", flags->timeout_ms, "per-request timeout")->capture_default_str();
   cmd->add_option("--max-outstanding", flags->max_outstanding, "open loop: most requests in flight (sending threads)")
       ->capture_default_str();
-  cmd->add_option("--format", flags->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--plot", flags->plot, "write throughput vs latency as an SVG line plot");
   cmd->callback([flags, &exit_code] { exit_code = Perf(*flags); });
 }

@@ -31,7 +31,8 @@ struct RunFlags {
 
 std::string Number(double v) { return fmt::format("{:.6g}", v); }
 
-Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs, const std::vector<NamedTensor>& outputs) {
+Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs,
+                   const std::vector<NamedTensor>& outputs) {
   std::error_code ec;
   std::filesystem::create_directories(flags.output_dir, ec);
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("--output-dir {}: {}", flags.output_dir.string(), ec.message()));
@@ -91,8 +92,14 @@ int Run(const RunFlags& flags) {
     }
     for (const auto& out : *outputs) {
       const TensorStats s = ComputeStats(out.tensor);
-      json["outputs"].push_back({{"name", out.name}, {"type", DataTypeName(out.tensor.type())}, {"shape", out.tensor.shape()},
-                                 {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"nan", s.nan}, {"inf", s.inf}});
+      json["outputs"].push_back({{"name", out.name},
+                                 {"type", DataTypeName(out.tensor.type())},
+                                 {"shape", out.tensor.shape()},
+                                 {"min", s.min},
+                                 {"max", s.max},
+                                 {"mean", s.mean},
+                                 {"nan", s.nan},
+                                 {"inf", s.inf}});
     }
     if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
     std::cout << JsonText(json) << "\n";
@@ -103,17 +110,21 @@ int Run(const RunFlags& flags) {
     Table in_table({"input", "type", "shape", "values"});
     for (std::size_t i = 0; i < prepared->tensors.size(); ++i) {
       const auto& t = prepared->tensors[i];
-      in_table.AddRow({t.name, std::string(DataTypeName(t.tensor.type())), ShapeToString(t.tensor.shape()), prepared->sources[i].source});
+      in_table.AddRow({t.name, std::string(DataTypeName(t.tensor.type())), ShapeToString(t.tensor.shape()),
+                       prepared->sources[i].source});
     }
-    Table out_table({"output", "type", "shape", "min", "max", "mean", "NaN", "Inf"}, {false, false, false, true, true, true, true, true});
+    Table out_table({"output", "type", "shape", "min", "max", "mean", "NaN", "Inf"},
+                    {false, false, false, true, true, true, true, true});
     for (const auto& o : *outputs) {
       const TensorStats s = ComputeStats(o.tensor);
-      out_table.AddRow({o.name, std::string(DataTypeName(o.tensor.type())), ShapeToString(o.tensor.shape()), Number(s.min),
-                        Number(s.max), Number(s.mean), s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
+      out_table.AddRow({o.name, std::string(DataTypeName(o.tensor.type())), ShapeToString(o.tensor.shape()),
+                        Number(s.min), Number(s.max), Number(s.mean),
+                        s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
                         s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
     }
     out += in_table.Render(style) + "\n" + out_table.Render(style);
-    if (!flags.output_dir.empty()) out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
+    if (!flags.output_dir.empty())
+      out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
     std::fputs(out.c_str(), stdout);
   }
   return kExitOk;
@@ -133,7 +144,9 @@ void RegisterRun(CLI::App& app, int& exit_code) {
                   "a reference for `ortkit validate`")
       ->check(CLI::IsMember({"npy", "npz", "pb"}))
       ->capture_default_str();
-  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -26,11 +26,11 @@ struct ServeFlags {
   std::string repository;
   std::string host = "127.0.0.1";
   int http_port = 8000;
-  int grpc_port = 8001;     // -1: no gRPC
-  int metrics_port = -1;    // -1: /metrics on the HTTP port
+  int grpc_port = 8001;   // -1: no gRPC
+  int metrics_port = -1;  // -1: /metrics on the HTTP port
   std::size_t max_body_mb = 64;
   int http_threads = 192;
-  std::string access_log;   // "-": stderr
+  std::string access_log;  // "-": stderr
   // Overrides of every model's configuration file (unset: the file's value).
   std::optional<int> instances;
   std::optional<int> intra_op_threads;
@@ -67,7 +67,8 @@ Result<std::vector<serve::ModelSource>> Sources(const ServeFlags& f) {
   std::vector<serve::ModelSource> sources;
   if (!f.repository.empty()) {
     if (!f.configs.empty()) {
-      return MakeError(ErrorKind::kInvalidArgument, "--config goes with --model; in a repository put DIR/NAME/config.json");
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--config goes with --model; in a repository put DIR/NAME/config.json");
     }
     ORTKIT_ASSIGN_OR_RETURN(sources, serve::ScanModelRepository(f.repository));
   } else {
@@ -75,23 +76,30 @@ Result<std::vector<serve::ModelSource>> Sources(const ServeFlags& f) {
     std::map<std::string, std::filesystem::path> configs;
     for (const auto& c : f.configs) {
       const auto eq = c.find('=');
-      if (eq != std::string::npos) configs[c.substr(0, eq)] = c.substr(eq + 1);
-      else if (f.models.size() == 1) configs[""] = c;
-      else return MakeError(ErrorKind::kInvalidArgument, fmt::format("--config {}: with several models write --config NAME=FILE", c));
+      if (eq != std::string::npos)
+        configs[c.substr(0, eq)] = c.substr(eq + 1);
+      else if (f.models.size() == 1)
+        configs[""] = c;
+      else
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--config {}: with several models write --config NAME=FILE", c));
     }
     for (const auto& m : f.models) {
       const auto eq = m.find('=');
       const std::string name = eq == std::string::npos ? "" : m.substr(0, eq);
       std::optional<std::filesystem::path> config;
-      if (configs.count(name)) config = configs[name];
-      else if (configs.count("")) config = configs[""];
+      if (configs.count(name))
+        config = configs[name];
+      else if (configs.count(""))
+        config = configs[""];
       configs.erase(name);
       ORTKIT_ASSIGN_OR_RETURN(auto source, serve::ModelFromFlag(m, config));
       sources.push_back(std::move(source));
     }
     configs.erase("");
     if (!configs.empty()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--config {}=...: no --model of that name", configs.begin()->first));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--config {}=...: no --model of that name", configs.begin()->first));
     }
   }
   for (auto& s : sources) Override(f, &s.config);
@@ -141,8 +149,10 @@ int Serve(const ServeFlags& flags) {
     access_log = [&](const serve::AccessRecord& record) {
       const std::string line = serve::AccessRecordToJson(record) + "\n";
       std::lock_guard lock(log_mutex);
-      if (log_file.is_open()) log_file << line << std::flush;
-      else std::fputs(line.c_str(), stderr);
+      if (log_file.is_open())
+        log_file << line << std::flush;
+      else
+        std::fputs(line.c_str(), stderr);
     };
   }
 
@@ -201,15 +211,22 @@ int Serve(const ServeFlags& flags) {
 
 void RegisterServe(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ServeFlags>();
-  CLI::App* cmd = app.add_subcommand("serve", "Serve models over the Open Inference Protocol (KServe v2): HTTP and gRPC");
-  cmd->add_option("--model", flags->models, "NAME=PATH of an ONNX model to serve (repeatable; a bare PATH is named after the file)");
-  cmd->add_option("--config", flags->configs, "serving configuration (JSON, docs/serving.md) of the model; NAME=FILE with several models");
+  CLI::App* cmd =
+      app.add_subcommand("serve", "Serve models over the Open Inference Protocol (KServe v2): HTTP and gRPC");
+  cmd->add_option("--model", flags->models,
+                  "NAME=PATH of an ONNX model to serve (repeatable; a bare PATH is named after the file)");
+  cmd->add_option("--config", flags->configs,
+                  "serving configuration (JSON, docs/serving.md) of the model; NAME=FILE with several models");
   cmd->add_option("--model-repository", flags->repository, "folder of NAME/model.onnx with optional NAME/config.json");
   cmd->add_option("--host", flags->host, "address to bind")->capture_default_str();
   cmd->add_option("--http-port", flags->http_port, "HTTP port (0: a free one, printed)")->capture_default_str();
-  cmd->add_option("--grpc-port", flags->grpc_port, "gRPC port (0: a free one, printed; -1: no gRPC)")->capture_default_str();
-  cmd->add_option("--metrics-port", flags->metrics_port, "a separate port for /metrics (-1: on the HTTP port only)")->capture_default_str();
-  cmd->add_option("--max-body-mb", flags->max_body_mb, "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond)")->capture_default_str();
+  cmd->add_option("--grpc-port", flags->grpc_port, "gRPC port (0: a free one, printed; -1: no gRPC)")
+      ->capture_default_str();
+  cmd->add_option("--metrics-port", flags->metrics_port, "a separate port for /metrics (-1: on the HTTP port only)")
+      ->capture_default_str();
+  cmd->add_option("--max-body-mb", flags->max_body_mb,
+                  "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond)")
+      ->capture_default_str();
   cmd->add_option("--http-threads", flags->http_threads, "HTTP connections served at once")->capture_default_str();
   cmd->add_option("--access-log", flags->access_log, "one JSON line per request to FILE ('-': stderr)");
   cmd->add_option("--instances", flags->instances, "session instances per model (overrides the config)");
@@ -217,7 +234,8 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--provider", flags->provider, "execution provider (cpu, cuda, ...)");
   cmd->add_option("--max-batch-size", flags->max_batch_size, "rows per run; 0: no batching");
   cmd->add_option("--max-queue-delay-us", flags->max_queue_delay_us, "how long a batch may wait to fill");
-  cmd->add_option("--max-queue-size", flags->max_queue_size, "queued requests beyond which new ones get 503 / UNAVAILABLE");
+  cmd->add_option("--max-queue-size", flags->max_queue_size,
+                  "queued requests beyond which new ones get 503 / UNAVAILABLE");
   cmd->add_option("--timeout-us", flags->timeout_us, "deadline of a request in the queue; 0: none");
   cmd->add_flag("--no-batching", flags->no_batching, "one request per run");
   cmd->add_flag("--no-bucketing", flags->no_bucketing, "ignore the configs' bucketing");

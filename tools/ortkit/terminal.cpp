@@ -94,8 +94,10 @@ std::string Table::Render(const Style& style, const std::string& indent) const {
       const std::size_t pad = widths[c] - VisibleWidth(cells[c]);
       const bool last = c + 1 == cells.size();
       std::string cell = header ? style.Bold(cells[c]) : cells[c];
-      if (right_[c]) out += std::string(pad, ' ') + cell;
-      else out += cell + (last ? "" : std::string(pad, ' '));
+      if (right_[c])
+        out += std::string(pad, ' ') + cell;
+      else
+        out += cell + (last ? "" : std::string(pad, ' '));
       if (!last) out += "  ";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
@@ -107,14 +109,15 @@ std::string Table::Render(const Style& style, const std::string& indent) const {
 }
 
 std::string RenderDiagnosis(const Diagnosis& d, const Style& style) {
-  std::string out = fmt::format("{}  {}  {}\n", style.ForSeverity(d.severity, fmt::format("{:<7}", ToString(d.severity))),
-                                style.Bold(d.code), d.message);
+  std::string out =
+      fmt::format("{}  {}  {}\n", style.ForSeverity(d.severity, fmt::format("{:<7}", ToString(d.severity))),
+                  style.Bold(d.code), d.message);
   const std::string where = d.location.Describe();
   if (!where.empty()) out += fmt::format("         {} {}\n", style.Dim("at:   "), where);
-  if (!d.cause.empty()) out += fmt::format("         {} {}{}\n", style.Dim("cause:"), d.cause, d.heuristic ? " (heuristic)" : "");
+  if (!d.cause.empty())
+    out += fmt::format("         {} {}{}\n", style.Dim("cause:"), d.cause, d.heuristic ? " (heuristic)" : "");
   if (!d.fix.empty()) out += fmt::format("         {} {}\n", style.Dim("fix:  "), d.fix);
   return out;
 }
-
 
 }  // namespace ortkit::cli

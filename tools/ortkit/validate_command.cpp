@@ -46,14 +46,16 @@ Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
     const auto last = item.rfind(':');
     const auto middle = last == std::string::npos || last == 0 ? std::string::npos : item.rfind(':', last - 1);
     if (middle == std::string::npos || middle == 0) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
     }
     try {
       Tolerance t{std::stod(item.substr(middle + 1, last - middle - 1)), std::stod(item.substr(last + 1))};
       if (t.atol < 0 || t.rtol < 0) throw std::invalid_argument("negative");
       rules.per_output[item.substr(0, middle)] = t;
     } catch (const std::exception&) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
     }
   }
   if ((rules.atol && *rules.atol < 0) || (rules.rtol && *rules.rtol < 0)) {
@@ -73,14 +75,17 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style,
     if (!o.passed) {
       notes += fmt::format("  {} {}\n", style.Red(o.name + ":"), o.problem);
       if (!o.worst_position.empty() || o.worst_index >= 0) {
-        notes += fmt::format("    worst at [{}]: expected {}, got {}\n", fmt::join(o.worst_position, ", "),
-                             o.strings ? fmt::format("\"{}\"", o.worst_expected_string) : fmt::format("{:.8g}", o.worst_expected),
-                             o.strings ? fmt::format("\"{}\"", o.worst_actual_string) : fmt::format("{:.8g}", o.worst_actual));
+        notes += fmt::format(
+            "    worst at [{}]: expected {}, got {}\n", fmt::join(o.worst_position, ", "),
+            o.strings ? fmt::format("\"{}\"", o.worst_expected_string) : fmt::format("{:.8g}", o.worst_expected),
+            o.strings ? fmt::format("\"{}\"", o.worst_actual_string) : fmt::format("{:.8g}", o.worst_actual));
       }
     }
   }
-  for (const auto& name : report.missing_in_run) notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
-  for (const auto& name : report.not_in_reference) notes += fmt::format("  {} '{}' has no reference value (not compared)\n", style.Dim("note:"), name);
+  for (const auto& name : report.missing_in_run)
+    notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
+  for (const auto& name : report.not_in_reference)
+    notes += fmt::format("  {} '{}' has no reference value (not compared)\n", style.Dim("note:"), name);
   std::string indented_notes;
   std::size_t start = 0;
   while (start < notes.size()) {
@@ -114,13 +119,17 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
     table.AddRow(std::move(row));
     for (const auto& d : cell.diagnoses) problems += "\n" + RenderDiagnosis(d, style);
   }
-  std::string head = report.batch_dim.empty() ? "" : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n\n", report.batch_dim);
+  std::string head =
+      report.batch_dim.empty()
+          ? ""
+          : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n\n", report.batch_dim);
   return head + table.Render(style) + problems;
 }
 
 std::string RenderLocalize(const LocalizeReport& report, const Style& style) {
-  std::string out = fmt::format("\n{} ({} vs {}: {} values walked{})\n", style.Bold("localisation"), report.label_a, report.label_b,
-                                report.walked, report.complete ? "" : ", incomplete: " + report.stopped_because);
+  std::string out =
+      fmt::format("\n{} ({} vs {}: {} values walked{})\n", style.Bold("localisation"), report.label_a, report.label_b,
+                  report.walked, report.complete ? "" : ", incomplete: " + report.stopped_because);
   const auto diagnoses = LocalizeDiagnoses(report);
   if (diagnoses.empty()) out += "  every intermediate value agrees\n";
   for (const auto& d : diagnoses) out += RenderDiagnosis(d, style);
@@ -168,7 +177,8 @@ int Run(const ValidateFlags& flags) {
 
   nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}};
   const Style style = Style::ForStream(stdout);
-  std::string text = fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
+  std::string text =
+      fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
   bool passed = true;
 
   if (!flags.reference.empty()) {
@@ -176,7 +186,8 @@ int Run(const ValidateFlags& flags) {
     if (!cases.ok()) {
       Location where;
       where.file = flags.reference.string();
-      ReportFailure("validate", {Diagnose("validate.reference-input", cases.error().message, where)}, "unusable reference", format);
+      ReportFailure("validate", {Diagnose("validate.reference-input", cases.error().message, where)},
+                    "unusable reference", format);
       return kExitUsage;
     }
     const ValidationReport report = ValidateAgainst(session, *cases, *tolerance);
@@ -185,8 +196,9 @@ int Run(const ValidateFlags& flags) {
     json["reference"]["path"] = flags.reference.string();
     text += fmt::format("\n{} {} ({} case{})\n", style.Bold("reference"), flags.reference.string(), report.cases.size(),
                         report.cases.size() == 1 ? "" : "s");
-    text += style.Dim("  tolerance: |actual - expected| <= atol + rtol * |expected|; defaults float32 1e-5/1e-3, "
-                      "float16 1e-3/1e-2, float64 1e-8/1e-6, integers exact\n");
+    text += style.Dim(
+        "  tolerance: |actual - expected| <= atol + rtol * |expected|; defaults float32 1e-5/1e-3, "
+        "float16 1e-3/1e-2, float64 1e-8/1e-6, integers exact\n");
     for (const auto& c : report.cases) {
       text += fmt::format("\n  {}\n", style.Bold(c.label));
       if (!c.ran) {
@@ -210,7 +222,8 @@ int Run(const ValidateFlags& flags) {
     }
     const ModelSource source{flags.model, {}};
     auto report = CrossCheck(*opened->runtime, source, *plan, prepared->tensors, *tolerance);
-    if (!report.ok() && (report.error().kind == ErrorKind::kUnavailable || report.error().kind == ErrorKind::kInvalidArgument)) {
+    if (!report.ok() &&
+        (report.error().kind == ErrorKind::kUnavailable || report.error().kind == ErrorKind::kInvalidArgument)) {
       ReportFailure("validate", {}, "--compare " + compare_mode + ": " + report.error().message, format);
       return kExitUsage;
     }
@@ -219,35 +232,39 @@ int Run(const ValidateFlags& flags) {
       const Diagnosis d = TranslateRuntimeError(report.error().message, {}, /*during_run=*/true);
       passed = false;
       json["compare"] = {{"mode", compare_mode}, {"passed", false}, {"diagnoses", std::vector<Diagnosis>{d}}};
-      text += fmt::format("\n{} {}: the run failed\n", style.Bold("cross-check"), compare_mode) + RenderDiagnosis(d, style);
+      text +=
+          fmt::format("\n{} {}: the run failed\n", style.Bold("cross-check"), compare_mode) + RenderDiagnosis(d, style);
     }
     if (report.ok()) passed = passed && report->Passed();
     if (report.ok()) {
-    json["compare"] = report->ToJson();
-    text += fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), report->label_a, report->label_b);
-    text += RenderComparison(report->comparison, style);
-    if (flags.localize && !report->Passed()) {
-      LocalizeOptions options;
-      options.tolerance = *tolerance;
-      options.chunk_size = flags.localize_chunk;
-      auto localized = Localize(*opened->runtime, source, *plan, prepared->tensors, options);
-      if (!localized.ok()) {
-        text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
-        json["localize"] = {{"error", localized.error().message}};
-      } else {
-        json["localize"] = localized->ToJson();
-        text += RenderLocalize(*localized, style);
+      json["compare"] = report->ToJson();
+      text +=
+          fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), report->label_a, report->label_b);
+      text += RenderComparison(report->comparison, style);
+      if (flags.localize && !report->Passed()) {
+        LocalizeOptions options;
+        options.tolerance = *tolerance;
+        options.chunk_size = flags.localize_chunk;
+        auto localized = Localize(*opened->runtime, source, *plan, prepared->tensors, options);
+        if (!localized.ok()) {
+          text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
+          json["localize"] = {{"error", localized.error().message}};
+        } else {
+          json["localize"] = localized->ToJson();
+          text += RenderLocalize(*localized, style);
+        }
       }
-    }
     }
   }
 
-  if (flags.localize && !flags.reference.empty() && json.contains("reference") && !json["reference"]["passed"].get<bool>()) {
+  if (flags.localize && !flags.reference.empty() && json.contains("reference") &&
+      !json["reference"]["passed"].get<bool>()) {
     LocalizeOptions options;
     options.tolerance = *tolerance;
     options.chunk_size = flags.localize_chunk;
     // The reference folder may hold intermediate values too (NAME.npy / NAME.pb, named after the values).
-    auto localized = LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options);
+    auto localized =
+        LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options);
     if (!localized.ok()) {
       text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
       json["localize"] = {{"error", localized.error().message}};
@@ -281,8 +298,10 @@ int Run(const ValidateFlags& flags) {
     passed = passed && report->Passed();
     json["sweep"] = report->ToJson();
     text += fmt::format("\n{} ({} cells, one session)\n", style.Bold("dynamic-shape sweep"), report->cells.size());
-    if (report->axes.empty()) text += "  every input dimension is fixed: nothing to sweep\n";
-    else text += RenderSweep(*report, style);
+    if (report->axes.empty())
+      text += "  every input dimension is fixed: nothing to sweep\n";
+    else
+      text += RenderSweep(*report, style);
   }
 
   json["verdict"] = passed ? "pass" : "fail";
@@ -299,33 +318,40 @@ int Run(const ValidateFlags& flags) {
 
 void RegisterValidate(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ValidateFlags>();
-  CLI::App* cmd = app.add_subcommand("validate", "Compare the model's outputs with references and sweep its dynamic shapes");
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Compare the model's outputs with references and sweep its dynamic shapes");
   cmd->add_option("model", flags->model, "the .onnx file")->required();
-  cmd->add_option("--reference", flags->reference,
-                  "expected outputs: an ONNX test-case folder (model.onnx + test_data_set_N), one test_data_set_N folder, "
-                  "an .npz, or a folder of NAME.npy, holding inputs and outputs named after the model's");
+  cmd->add_option(
+      "--reference", flags->reference,
+      "expected outputs: an ONNX test-case folder (model.onnx + test_data_set_N), one test_data_set_N folder, "
+      "an .npz, or a folder of NAME.npy, holding inputs and outputs named after the model's");
   cmd->add_option("--atol", flags->atol, "absolute tolerance for every output (default by element type)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance for every output (default by element type)");
   cmd->add_option("--per-output", flags->per_output, "NAME:ATOL:RTOL for one output (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--sweep", flags->sweep,
-                  "dynamic-shape sweep: NAME=V1,V2,... per symbolic dimension (e.g. --sweep batch=1,4,16 seq_len=1,64), "
-                  "or auto; without --reference the sweep runs in auto mode")
+  cmd->add_option(
+         "--sweep", flags->sweep,
+         "dynamic-shape sweep: NAME=V1,V2,... per symbolic dimension (e.g. --sweep batch=1,4,16 seq_len=1,64), "
+         "or auto; without --reference the sweep runs in auto mode")
       ->expected(1, -1);
   cmd->add_flag("--no-batch-check", flags->no_batch_check, "skip the batch-consistency check of the sweep");
-  cmd->add_option("--compare", flags->compare,
-                  "cross-check two runtime configurations on the same inputs: opt-levels (all optimisations off vs on), "
-                  "opt-levels=L1,L2 (off|basic|extended|layout|all), providers=cpu,cuda; without --reference, opt-levels "
-                  "runs by default");
-  cmd->add_flag("--localize", flags->localize,
-                "when outputs disagree, find the first intermediate value that diverges (exposing intermediates in chunks)");
+  cmd->add_option(
+      "--compare", flags->compare,
+      "cross-check two runtime configurations on the same inputs: opt-levels (all optimisations off vs on), "
+      "opt-levels=L1,L2 (off|basic|extended|layout|all), providers=cpu,cuda; without --reference, opt-levels "
+      "runs by default");
+  cmd->add_flag(
+      "--localize", flags->localize,
+      "when outputs disagree, find the first intermediate value that diverges (exposing intermediates in chunks)");
   cmd->add_option("--localize-chunk", flags->localize_chunk, "intermediate values exposed per session while localising")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   flags->inputs.Register(cmd);
   cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();
-  cmd->add_option("--format", flags->format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -21,7 +21,8 @@ LayerReport Finish(std::string name, std::vector<Diagnosis> diagnoses) {
   layer.name = std::move(name);
   layer.diagnoses = std::move(diagnoses);
   SortBySeverity(layer.diagnoses);
-  layer.state = WorstSeverity(layer.diagnoses) == Severity::kError ? LayerReport::State::kFailed : LayerReport::State::kPassed;
+  layer.state =
+      WorstSeverity(layer.diagnoses) == Severity::kError ? LayerReport::State::kFailed : LayerReport::State::kPassed;
   return layer;
 }
 
@@ -86,7 +87,8 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   report.layers.push_back(Finish("file", std::move(load.diagnoses)));
   if (!load.model) {
     const std::string reason = "the file layer found no model to check";
-    for (const char* name : {"external-data", "checker", "shape-inference", "rules"}) report.layers.push_back(Skipped(name, reason));
+    for (const char* name : {"external-data", "checker", "shape-inference", "rules"})
+      report.layers.push_back(Skipped(name, reason));
     if (!load.io_error && options.load_runtime && runtime != nullptr) {
       // The runtime's own verdict on a broken file is still worth showing: it is what users see.
       SessionConfig config;
@@ -110,8 +112,9 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   auto external = CheckExternalData(model);
   AddFile(external, file);
   const bool has_external = !ListExternalTensors(*model.proto).empty();
-  report.layers.push_back(has_external || !external.empty() ? Finish("external-data", std::move(external))
-                                                            : Skipped("external-data", "the model stores all tensors inline"));
+  report.layers.push_back(has_external || !external.empty()
+                              ? Finish("external-data", std::move(external))
+                              : Skipped("external-data", "the model stores all tensors inline"));
 
   report.layers.push_back(FromOutcome("checker", RunChecker(*model.proto)));
 
@@ -143,7 +146,8 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
     std::string repeated;
     std::erase_if(diagnoses, [&](const Diagnosis& d) {
       const bool seen = std::any_of(report.layers.begin(), report.layers.end(), [&](const LayerReport& layer) {
-        return std::any_of(layer.diagnoses.begin(), layer.diagnoses.end(), [&](const Diagnosis& e) { return e.code == d.code; });
+        return std::any_of(layer.diagnoses.begin(), layer.diagnoses.end(),
+                           [&](const Diagnosis& e) { return e.code == d.code; });
       });
       if (seen && d.severity == Severity::kError) repeated += (repeated.empty() ? "" : ", ") + d.code;
       return seen;
@@ -171,7 +175,10 @@ void to_json(nlohmann::json& json, const CheckReport& report) {
           {"provider", report.provider},
           {"strict", report.strict},
           {"verdict", report.Passed() ? "pass" : "fail"},
-          {"counts", {{"error", report.CountOf(Severity::kError)}, {"warning", report.CountOf(Severity::kWarning)}, {"info", report.CountOf(Severity::kInfo)}}},
+          {"counts",
+           {{"error", report.CountOf(Severity::kError)},
+            {"warning", report.CountOf(Severity::kWarning)},
+            {"info", report.CountOf(Severity::kInfo)}}},
           {"layers", report.layers}};
 }
 

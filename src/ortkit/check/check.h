@@ -16,7 +16,7 @@ class Runtime;
 struct CheckOptions {
   std::filesystem::path model_path;
   std::string provider = "cpu";
-  bool strict = false;  ///< warnings fail the check too
+  bool strict = false;       ///< warnings fail the check too
   bool load_runtime = true;  ///< run the ONNX Runtime layer
 };
 

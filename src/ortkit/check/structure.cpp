@@ -211,9 +211,9 @@ struct RankPrecondition {
   std::string_view op_type;  ///< ai.onnx
   int below_version;         ///< schemas with SinceVersion() below this one
   int input;
-  int rank;                  ///< the rank it needs, or -1
-  int same_rank_as;          ///< another input whose rank it must have, or -1
-  bool shape_required;       ///< the function reads the shape even when it is unknown: skip the node then
+  int rank;             ///< the rank it needs, or -1
+  int same_rank_as;     ///< another input whose rank it must have, or -1
+  bool shape_required;  ///< the function reads the shape even when it is unknown: skip the node then
 };
 
 constexpr int kAllVersions = 1 << 30;
@@ -242,7 +242,8 @@ int RankOf(const onnx::InferenceContext& ctx, int input) {
 // False when the node must be left uninferred; throws (fails shape inference) when a rank is wrong.
 bool CheckRank(const onnx::InferenceContext& ctx, const RankPrecondition& precondition) {
   const int rank = RankOf(ctx, precondition.input);
-  if (rank < 0) return !precondition.shape_required || static_cast<std::size_t>(precondition.input) >= ctx.getNumInputs();
+  if (rank < 0)
+    return !precondition.shape_required || static_cast<std::size_t>(precondition.input) >= ctx.getNumInputs();
   if (precondition.rank >= 0 && rank != precondition.rank) {
     fail_shape_inference("input ", precondition.input, " has rank ", rank, "; ", precondition.op_type, "-",
                          precondition.below_version - 1, " and older need rank ", precondition.rank);
@@ -300,7 +301,8 @@ class HardenedSchemaRegistry final : public onnx::ISchemaRegistry {
       if (schema.inputs()[i].GetOption() == onnx::OpSchema::Single) preconditions.required_inputs.push_back(i);
     }
     for (const auto& precondition : kRankPreconditions) {
-      if (schema.domain().empty() && schema.Name() == precondition.op_type && schema.SinceVersion() < precondition.below_version) {
+      if (schema.domain().empty() && schema.Name() == precondition.op_type &&
+          schema.SinceVersion() < precondition.below_version) {
         preconditions.ranks.push_back(precondition);
       }
     }
@@ -309,7 +311,8 @@ class HardenedSchemaRegistry final : public onnx::ISchemaRegistry {
       hardened->TypeAndShapeInferenceFunction(
           [infer = schema.GetTypeAndShapeInferenceFunction(), preconditions](onnx::InferenceContext& ctx) {
             for (const auto& name : preconditions.required_attributes) {
-              if (ctx.getAttribute(name) == nullptr) fail_shape_inference("the required attribute '", name, "' is missing");
+              if (ctx.getAttribute(name) == nullptr)
+                fail_shape_inference("the required attribute '", name, "' is missing");
             }
             if (!preconditions.InputsHaveTypes(ctx)) return;
             for (const auto& precondition : preconditions.ranks) {
@@ -350,8 +353,8 @@ std::vector<Diagnosis> OnnxLibraryLimits(const onnx::ModelProto& model) {
   const int opset = ModelOpset(model, "");
   if (opset > KnownOnnxOpset()) {
     out.push_back(Diagnose("checker.opset-too-new",
-                           fmt::format("the model imports ai.onnx opset {}; the ONNX library in ortkit knows up to {}", opset,
-                                       KnownOnnxOpset())));
+                           fmt::format("the model imports ai.onnx opset {}; the ONNX library in ortkit knows up to {}",
+                                       opset, KnownOnnxOpset())));
   }
   return out;
 }
@@ -427,21 +430,23 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
       const bool was_dynamic = i < before.size() && !before[i].has_value;
       if (d.has_value) {
         if (was_dynamic && !input_params.empty()) {
-          outcome.diagnoses.push_back(Diagnose(
-              "shape.output-dim-fixed",
-              fmt::format("output '{}' dimension {} is declared '{}' but shape inference fixes it to {}", out.name(), i,
-                          DimText(before[i]), d.value),
-              where));
+          outcome.diagnoses.push_back(
+              Diagnose("shape.output-dim-fixed",
+                       fmt::format("output '{}' dimension {} is declared '{}' but shape inference fixes it to {}",
+                                   out.name(), i, DimText(before[i]), d.value),
+                       where));
         }
       } else if (d.param.empty()) {
         outcome.diagnoses.push_back(Diagnose(
             "shape.output-dim-unknown",
-            fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", out.name(), i), where));
+            fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", out.name(), i),
+            where));
       } else if (!input_params.empty() && !input_params.count(d.param)) {
-        auto diag = Diagnose("shape.output-dim-unrelated",
-                             fmt::format("output '{}' dimension {} is '{}', a name that no input dimension has (inputs use: {})",
-                                         out.name(), i, d.param, fmt::format("{}", fmt::join(input_params, ", "))),
-                             where);
+        auto diag = Diagnose(
+            "shape.output-dim-unrelated",
+            fmt::format("output '{}' dimension {} is '{}', a name that no input dimension has (inputs use: {})",
+                        out.name(), i, d.param, fmt::format("{}", fmt::join(input_params, ", "))),
+            where);
         diag.severity = Severity::kInfo;
         // Exporter-generated names lose the link to the inputs: worth a warning.
         static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");

@@ -33,21 +33,33 @@ inline Error MakeError(ErrorKind kind, std::string message) { return Error{kind,
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<T>(state_); }
-  const T& value() const& { assert(ok()); return std::get<T>(state_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(state_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(state_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(state_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<Error>(state_); }
+  const Error& error() const {
+    assert(!ok());
+    return std::get<Error>(state_);
+  }
 
  private:
   std::variant<T, Error> state_;
@@ -61,7 +73,10 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { assert(!ok_); return error_; }
+  const Error& error() const {
+    assert(!ok_);
+    return error_;
+  }
 
  private:
   Error error_;
@@ -78,9 +93,9 @@ inline Status OkStatus() { return Status(); }
 #define ORTKIT_CONCAT(a, b) ORTKIT_CONCAT_INNER(a, b)
 
 /// Returns the error of a failed Status or Result from the enclosing function.
-#define ORTKIT_RETURN_IF_ERROR(expr)                      \
-  do {                                                    \
-    auto&& ortkit_status_ = (expr);                       \
+#define ORTKIT_RETURN_IF_ERROR(expr)                         \
+  do {                                                       \
+    auto&& ortkit_status_ = (expr);                          \
     if (!ortkit_status_.ok()) return ortkit_status_.error(); \
   } while (false)
 

@@ -11,10 +11,10 @@ namespace ortkit {
 
 struct CodeInfo {
   std::string_view code;
-  Severity severity;        ///< default severity
-  std::string_view title;   ///< one line, for tables and the troubleshooting index
-  std::string_view cause;   ///< the usual root cause
-  std::string_view fix;     ///< the usual fix
+  Severity severity;       ///< default severity
+  std::string_view title;  ///< one line, for tables and the troubleshooting index
+  std::string_view cause;  ///< the usual root cause
+  std::string_view fix;    ///< the usual fix
 };
 
 /// Every code, in catalogue order (grouped by layer).

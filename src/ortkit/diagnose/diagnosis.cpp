@@ -18,8 +18,8 @@ const char* ToString(Severity severity) {
 }
 
 bool Location::empty() const {
-  return file.empty() && input.empty() && output.empty() && node.empty() && op_type.empty() &&
-         tensor.empty() && dimension.empty();
+  return file.empty() && input.empty() && output.empty() && node.empty() && op_type.empty() && tensor.empty() &&
+         dimension.empty();
 }
 
 std::string Location::Describe() const {
@@ -28,8 +28,10 @@ std::string Location::Describe() const {
     if (!out.empty()) out += ", ";
     out += part;
   };
-  if (!node.empty()) add("node '" + node + "'" + (op_type.empty() ? "" : " (" + op_type + ")"));
-  else if (!op_type.empty()) add("op " + op_type);
+  if (!node.empty())
+    add("node '" + node + "'" + (op_type.empty() ? "" : " (" + op_type + ")"));
+  else if (!op_type.empty())
+    add("op " + op_type);
   if (!input.empty()) add("input '" + input + "'");
   if (!output.empty()) add("output '" + output + "'");
   if (!tensor.empty()) add("tensor '" + tensor + "'");
@@ -82,8 +84,10 @@ void to_json(nlohmann::json& json, const Location& l) {
 }
 
 void to_json(nlohmann::json& json, const Diagnosis& d) {
-  json = {{"code", d.code},   {"severity", ToString(d.severity)}, {"message", d.message},
-          {"location", d.location}, {"cause", d.cause}, {"fix", d.fix}, {"heuristic", d.heuristic}};
+  json = {{"code", d.code},          {"severity", ToString(d.severity)},
+          {"message", d.message},    {"location", d.location},
+          {"cause", d.cause},        {"fix", d.fix},
+          {"heuristic", d.heuristic}};
 }
 
 }  // namespace ortkit

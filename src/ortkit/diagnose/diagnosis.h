@@ -35,8 +35,8 @@ struct Diagnosis {
   Severity severity = Severity::kError;
   std::string message;  ///< what failed, specific to this model
   Location location;
-  std::string cause;  ///< the likely root cause
-  std::string fix;    ///< what to do about it
+  std::string cause;       ///< the likely root cause
+  std::string fix;         ///< what to do about it
   bool heuristic = false;  ///< the rule guesses; it can be wrong on unusual models
 };
 

@@ -470,9 +470,10 @@ void CheckOpsetTooNew(const ModelIndex& index, const LintOptions& options, Findi
   findings.Add(fmt::format("the model imports ai.onnx opset {}; the installed ONNX Runtime accepts up to opset {}",
                            opset, options.max_supported_opset));
   if (Diagnosis* d = findings.Last()) {
-    d->fix = fmt::format("Export with opset {} or lower (torch.onnx.export(..., opset_version={}), tf2onnx --opset {}), "
-                         "or upgrade ONNX Runtime.",
-                         options.max_supported_opset, options.max_supported_opset, options.max_supported_opset);
+    d->fix = fmt::format(
+        "Export with opset {} or lower (torch.onnx.export(..., opset_version={}), tf2onnx --opset {}), "
+        "or upgrade ONNX Runtime.",
+        options.max_supported_opset, options.max_supported_opset, options.max_supported_opset);
   }
 }
 

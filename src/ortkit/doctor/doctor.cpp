@@ -65,7 +65,8 @@ Layout Resolve(const DoctorOptions& options) {
 
 /// The baseline latency, measured by the benchmark runner (`ortkit bench`'s): a first run, two
 /// untimed warm-up runs, then `runs` timed runs on one thread.
-Result<LatencySummary> MeasureLatency(Session& session, const std::vector<NamedTensor>& inputs, const DoctorOptions& options) {
+Result<LatencySummary> MeasureLatency(Session& session, const std::vector<NamedTensor>& inputs,
+                                      const DoctorOptions& options) {
   LatencySummary summary;
   summary.measured_by = "RunBenchmark (bench/runner.h), 1 thread, 2 warm-up runs";
   std::vector<std::string> shapes;
@@ -89,7 +90,8 @@ Result<LatencySummary> MeasureLatency(Session& session, const std::vector<NamedT
   return summary;
 }
 
-std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const ComparisonReport& comparison, const std::string& file) {
+std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const ComparisonReport& comparison,
+                                           const std::string& file) {
   std::vector<Diagnosis> diagnoses;
   for (const auto& o : comparison.outputs) {
     if (o.passed) continue;
@@ -107,7 +109,8 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
     Location where;
     where.file = file;
     where.output = name;
-    diagnoses.push_back(Diagnose("validate.missing-output", fmt::format("{}: the model did not produce '{}'", label, name), where));
+    diagnoses.push_back(
+        Diagnose("validate.missing-output", fmt::format("{}: the model did not produce '{}'", label, name), where));
   }
   return diagnoses;
 }
@@ -208,7 +211,8 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   file.file = layout.model.string();
   auto session = Session::Create(runtime, layout.model, config);
   if (!session.ok()) {
-    const bool provider = session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument;
+    const bool provider =
+        session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument;
     diagnoses.push_back(provider ? Diagnose("runtime.provider-unavailable", session.error().message, file)
                                  : TranslateRuntimeError(session.error().message, file));
     report.notes.push_back("not loaded: " + session.error().message);
@@ -250,7 +254,8 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     if (plan.ok()) {
       auto cross = CrossCheck(runtime, ModelSource{layout.model, {}}, *plan, *synthesized, options.tolerance);
       if (cross.ok()) {
-        auto found = ComparisonDiagnoses(fmt::format("{} vs {}", cross->label_a, cross->label_b), cross->comparison, layout.model.string());
+        auto found = ComparisonDiagnoses(fmt::format("{} vs {}", cross->label_a, cross->label_b), cross->comparison,
+                                         layout.model.string());
         diagnoses.insert(diagnoses.end(), found.begin(), found.end());
         report.cross_check = std::move(cross).value();
       } else {
@@ -313,7 +318,8 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
     }
   }
   if (!options.reference.empty() && !Exists(options.reference)) {
-    return MakeError(ErrorKind::kNotFound, fmt::format("the reference '{}' does not exist", options.reference.string()));
+    return MakeError(ErrorKind::kNotFound,
+                     fmt::format("the reference '{}' does not exist", options.reference.string()));
   }
   const Layout layout = Resolve(options);
   DoctorReport report;
@@ -391,9 +397,9 @@ nlohmann::json DoctorReport::ToJson() const {
     if (p.sweep) entry["sweep"] = p.sweep->ToJson();
     if (p.latency) {
       const auto& l = *p.latency;
-      entry["latency"] = {{"shape", l.shape},     {"runs", l.runs},       {"first_ms", l.first_ms}, {"mean_ms", l.mean_ms},
-                          {"p50_ms", l.p50_ms},   {"p90_ms", l.p90_ms},   {"min_ms", l.min_ms},     {"max_ms", l.max_ms},
-                          {"measured_by", l.measured_by}};
+      entry["latency"] = {{"shape", l.shape},     {"runs", l.runs},     {"first_ms", l.first_ms},
+                          {"mean_ms", l.mean_ms}, {"p50_ms", l.p50_ms}, {"p90_ms", l.p90_ms},
+                          {"min_ms", l.min_ms},   {"max_ms", l.max_ms}, {"measured_by", l.measured_by}};
     }
     providers_json.push_back(std::move(entry));
   }

@@ -33,9 +33,9 @@ struct DoctorOptions {
   std::filesystem::path reference;
   std::vector<std::string> providers = {"cpu"};
   ToleranceRules tolerance;
-  InputPlan inputs;            ///< sizes of symbolic dimensions for the cross-check, sweep and benchmark
+  InputPlan inputs;  ///< sizes of symbolic dimensions for the cross-check, sweep and benchmark
   bool sweep = true;
-  int benchmark_runs = 20;     ///< timed runs of the baseline latency (bench/runner.h); 0 skips it
+  int benchmark_runs = 20;  ///< timed runs of the baseline latency (bench/runner.h); 0 skips it
 };
 
 enum class DoctorVerdict { kHealthy, kWarnings, kBroken };

@@ -36,7 +36,8 @@ Result<ExportRecord> ReadExportRecord(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return MakeError(ErrorKind::kIo, fmt::format("cannot read '{}'", path.string()));
   nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("'{}' is not a JSON object", path.string()));
+  if (!json.is_object())
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("'{}' is not a JSON object", path.string()));
   ExportRecord record;
   record.path = path;
   record.framework = Field<std::string>(json, "framework", "");
@@ -60,7 +61,8 @@ Result<ExportRecord> ReadExportRecord(const std::filesystem::path& path) {
   if (auto it = json.find("error"); it != json.end() && it->is_object()) {
     Location where;
     where.file = path.string();
-    Diagnosis d = Diagnose(Field<std::string>(*it, "code", "export.failed"), Field<std::string>(*it, "message", ""), where);
+    Diagnosis d =
+        Diagnose(Field<std::string>(*it, "code", "export.failed"), Field<std::string>(*it, "message", ""), where);
     // The companion's fix is specific to this export (the opset that works); the catalogue's is generic.
     if (auto fix = Field<std::string>(*it, "fix", ""); !fix.empty()) d.fix = fix;
     record.error = std::move(d);
@@ -90,17 +92,19 @@ std::vector<Diagnosis> ExportDiagnoses(const ExportRecord& record) {
     Location where;
     where.input = name;
     where.file = record.path.string();
-    diagnoses.push_back(Diagnose("export.input-dropped",
-                                 fmt::format("the model takes '{}' but the exported graph has no such input: its value at "
-                                             "export time is baked in, whatever is passed at run time",
-                                             name),
-                                 where));
+    diagnoses.push_back(
+        Diagnose("export.input-dropped",
+                 fmt::format("the model takes '{}' but the exported graph has no such input: its value at "
+                             "export time is baked in, whatever is passed at run time",
+                             name),
+                 where));
   }
   if (!record.second_data_set_error.empty()) {
     Location where;
     where.file = record.path.string();
     diagnoses.push_back(Diagnose("export.second-reference-missing",
-                                 "the framework failed on the second data set: " + record.second_data_set_error, where));
+                                 "the framework failed on the second data set: " + record.second_data_set_error,
+                                 where));
   }
   return diagnoses;
 }
@@ -117,8 +121,12 @@ void to_json(nlohmann::json& json, const ExportRecord& record) {
           {"inputs_dropped", record.inputs_dropped}};
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : record.warnings) {
-    warnings.push_back({{"category", w.category}, {"message", w.message}, {"file", w.file}, {"line", w.line},
-                        {"source", w.source}, {"code", w.code.empty() ? nlohmann::json() : nlohmann::json(w.code)}});
+    warnings.push_back({{"category", w.category},
+                        {"message", w.message},
+                        {"file", w.file},
+                        {"line", w.line},
+                        {"source", w.source},
+                        {"code", w.code.empty() ? nlohmann::json() : nlohmann::json(w.code)}});
   }
   json["warnings"] = std::move(warnings);
   if (record.error) json["error"] = *record.error;

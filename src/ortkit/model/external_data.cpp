@@ -22,18 +22,23 @@ void AddTensor(const onnx::TensorProto& tensor, std::vector<ExternalTensor>* out
   entry.tensor = tensor.name();
   bool ok = true;
   for (const auto& kv : tensor.external_data()) {
-    if (kv.key() == "location") entry.location = kv.value();
-    else if (kv.key() == "offset") ok = ok && ParseInt(kv.value(), &entry.offset);
-    else if (kv.key() == "length") ok = ok && ParseInt(kv.value(), &entry.length);
+    if (kv.key() == "location")
+      entry.location = kv.value();
+    else if (kv.key() == "offset")
+      ok = ok && ParseInt(kv.value(), &entry.offset);
+    else if (kv.key() == "length")
+      ok = ok && ParseInt(kv.value(), &entry.length);
   }
   if (entry.location.empty() || !ok) {
     if (problems != nullptr) {
       Location where;
       where.tensor = tensor.name();
-      problems->push_back(Diagnose("external-data.bad-location",
-                                   fmt::format("tensor '{}' is marked as external data but its entry {}", tensor.name(),
-                                               entry.location.empty() ? "has no location" : "has an offset or length that is not a non-negative integer"),
-                                   where));
+      problems->push_back(
+          Diagnose("external-data.bad-location",
+                   fmt::format("tensor '{}' is marked as external data but its entry {}", tensor.name(),
+                               entry.location.empty() ? "has no location"
+                                                      : "has an offset or length that is not a non-negative integer"),
+                   where));
     }
     return;
   }
@@ -74,17 +79,20 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
     bool escapes = location.is_absolute();
     for (const auto& part : location) escapes = escapes || part == "..";
     if (escapes) {
-      out.push_back(Diagnose("external-data.path-escapes",
-                             fmt::format("tensor '{}' stores its data at '{}', outside the model's folder", t.tensor, t.location), where));
+      out.push_back(Diagnose(
+          "external-data.path-escapes",
+          fmt::format("tensor '{}' stores its data at '{}', outside the model's folder", t.tensor, t.location), where));
     }
     const std::filesystem::path full = location.is_absolute() ? location : base / location;
     auto [it, inserted] = file_sizes.try_emplace(t.location, -1);
     if (inserted) {
       std::error_code ec;
-      if (std::filesystem::is_regular_file(full, ec)) it->second = static_cast<std::int64_t>(std::filesystem::file_size(full, ec));
+      if (std::filesystem::is_regular_file(full, ec))
+        it->second = static_cast<std::int64_t>(std::filesystem::file_size(full, ec));
       if (it->second < 0) {
         out.push_back(Diagnose("external-data.missing-file",
-                               fmt::format("external data file '{}' (first needed by tensor '{}') is not at {}", t.location, t.tensor, full.string()),
+                               fmt::format("external data file '{}' (first needed by tensor '{}') is not at {}",
+                                           t.location, t.tensor, full.string()),
                                where));
       }
     }
@@ -95,8 +103,8 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
       // Both are non-negative int64 values read from the model, so their sum fits in uint64.
       const std::uint64_t end = static_cast<std::uint64_t>(t.offset) + static_cast<std::uint64_t>(length);
       out.push_back(Diagnose("external-data.out-of-range",
-                             fmt::format("tensor '{}' reads bytes {}..{} of '{}', which has only {} bytes", t.tensor, t.offset,
-                                         end, t.location, file_size),
+                             fmt::format("tensor '{}' reads bytes {}..{} of '{}', which has only {} bytes", t.tensor,
+                                         t.offset, end, t.location, file_size),
                              where));
       continue;
     }
@@ -108,12 +116,14 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
       // The shape comes from the model too: count × size may not fit in 64 bits.
       unsigned long long expected = 0;
       const bool overflows = __builtin_mul_overflow(static_cast<unsigned long long>(count), element_size, &expected);
-      if (count >= 0 && element_size > 0 && t.length >= 0 && (overflows || expected != static_cast<unsigned long long>(t.length))) {
-        out.push_back(Diagnose("external-data.size-mismatch",
-                               fmt::format("tensor '{}' has {} elements of {} bytes ({}) but its external data length is {}",
-                                           t.tensor, count, element_size,
-                                           overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", expected), t.length),
-                               where));
+      if (count >= 0 && element_size > 0 && t.length >= 0 &&
+          (overflows || expected != static_cast<unsigned long long>(t.length))) {
+        out.push_back(Diagnose(
+            "external-data.size-mismatch",
+            fmt::format("tensor '{}' has {} elements of {} bytes ({}) but its external data length is {}", t.tensor,
+                        count, element_size,
+                        overflows ? std::string("more than 2^64 bytes") : fmt::format("{} bytes", expected), t.length),
+            where));
       }
     }
   }

@@ -22,7 +22,8 @@ struct ExternalTensor {
 
 /// Every externally stored tensor, in initializers, Constant nodes and subgraphs. Entries that
 /// cannot be read (non-numeric offset, missing location) are returned in `problems`.
-std::vector<ExternalTensor> ListExternalTensors(const onnx::ModelProto& model, std::vector<Diagnosis>* problems = nullptr);
+std::vector<ExternalTensor> ListExternalTensors(const onnx::ModelProto& model,
+                                                std::vector<Diagnosis>* problems = nullptr);
 
 /// The external-data layer of `check`: files exist, ranges lie inside them, lengths match shapes.
 std::vector<Diagnosis> CheckExternalData(const ModelFile& model);

@@ -21,7 +21,8 @@ void Walk(const onnx::GraphProto& graph, const std::string& path, int depth,
 
 }  // namespace
 
-void ForEachGraph(const onnx::GraphProto& graph, const std::function<void(const onnx::GraphProto&, const std::string&)>& visit) {
+void ForEachGraph(const onnx::GraphProto& graph,
+                  const std::function<void(const onnx::GraphProto&, const std::string&)>& visit) {
   Walk(graph, "", 0, visit);
 }
 
@@ -42,14 +43,25 @@ long long ElementCount(const onnx::TensorProto& tensor) {
 
 int ElementSize(int data_type) {
   switch (data_type) {
-    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: return 4;
-    case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL: return 1;
-    case onnx::TensorProto::UINT16: case onnx::TensorProto::INT16: case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32: return 4;
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::BOOL: return 1;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::FLOAT16:
     case onnx::TensorProto::BFLOAT16: return 2;
-    case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::DOUBLE:
     case onnx::TensorProto::COMPLEX64: return 8;
     case onnx::TensorProto::COMPLEX128: return 16;
-    case 17: case 18: case 19: case 20: return 1;  // float8 variants (IR 9)
+    case 17:
+    case 18:
+    case 19:
+    case 20: return 1;  // float8 variants (IR 9)
     default: return 0;
   }
 }

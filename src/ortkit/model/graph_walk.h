@@ -11,7 +11,8 @@ namespace ortkit {
 
 /// Calls `visit(graph, path)` for the main graph and every nested subgraph, depth first.
 /// `path` is "" for the main graph and "node_name/attr" chains for subgraphs.
-void ForEachGraph(const onnx::GraphProto& graph, const std::function<void(const onnx::GraphProto&, const std::string&)>& visit);
+void ForEachGraph(const onnx::GraphProto& graph,
+                  const std::function<void(const onnx::GraphProto&, const std::string&)>& visit);
 
 /// A node's display name: its name, or "#<index> <op_type>" when the exporter left it unnamed.
 std::string NodeDisplayName(const onnx::NodeProto& node, int index);

@@ -57,8 +57,17 @@ bool LooksLikeText(std::string_view head) {
 bool IsModelProtoField(int number, int wire_type) {
   constexpr int kVarint = 0, kLength = 2;
   switch (number) {
-    case 1: case 5: return wire_type == kVarint;  // ir_version, model_version
-    case 2: case 3: case 4: case 6: case 7: case 8: case 14: case 20: case 25: return wire_type == kLength;
+    case 1:
+    case 5: return wire_type == kVarint;  // ir_version, model_version
+    case 2:
+    case 3:
+    case 4:
+    case 6:
+    case 7:
+    case 8:
+    case 14:
+    case 20:
+    case 25: return wire_type == kLength;
     default: return false;
   }
 }
@@ -170,7 +179,8 @@ std::string DescribeGraphCut(pbio::CodedInputStream& in, std::uint64_t end) {
     }
     switch (number) {  // GraphProto fields
       case 1: return fmt::format("inside node #{}{}", nodes, DescribeCutElement(in, /*is_node=*/true, end));
-      case 5: return fmt::format("inside initializer #{}{}", initializers, DescribeCutElement(in, /*is_node=*/false, end));
+      case 5:
+        return fmt::format("inside initializer #{}{}", initializers, DescribeCutElement(in, /*is_node=*/false, end));
       case 11: return "inside the graph inputs";
       case 12: return "inside the graph outputs";
       case 13: return "inside the graph's value_info";
@@ -178,7 +188,8 @@ std::string DescribeGraphCut(pbio::CodedInputStream& in, std::uint64_t end) {
       default: return fmt::format("inside graph field {}", number);
     }
   }
-  return fmt::format("after {} node{} and {} initializer{}", nodes, nodes == 1 ? "" : "s", initializers, initializers == 1 ? "" : "s");
+  return fmt::format("after {} node{} and {} initializer{}", nodes, nodes == 1 ? "" : "s", initializers,
+                     initializers == 1 ? "" : "s");
 }
 
 // Walks the top-level fields of ModelProto without materialising them, to tell a truncated file
@@ -192,7 +203,8 @@ WalkResult WalkTopLevel(pbio::ZeroCopyInputStream* stream, std::uint64_t total_s
     const std::uint64_t offset = static_cast<std::uint64_t>(in.CurrentPosition());
     const std::uint32_t tag = in.ReadTag();
     if (tag == 0) {
-      if (offset < total_size && fields == 0) return {WalkResult::kNotOnnx, "the first byte is not a protobuf field tag"};
+      if (offset < total_size && fields == 0)
+        return {WalkResult::kNotOnnx, "the first byte is not a protobuf field tag"};
       if (offset < total_size) {
         return {WalkResult::kNotOnnx, fmt::format("an invalid protobuf tag at byte {}", offset)};
       }
@@ -202,7 +214,9 @@ WalkResult WalkTopLevel(pbio::ZeroCopyInputStream* stream, std::uint64_t total_s
     const int wire_type = static_cast<int>(tag & 7);
     if (!IsModelProtoField(number, wire_type)) {
       if (fields == 0) {
-        return {WalkResult::kNotOnnx, fmt::format("it starts with protobuf field {} (wire type {}), which ONNX models never have", number, wire_type)};
+        return {WalkResult::kNotOnnx,
+                fmt::format("it starts with protobuf field {} (wire type {}), which ONNX models never have", number,
+                            wire_type)};
       }
       // Unknown fields after valid ones: newer ONNX versions may add fields. Skip them.
     }
@@ -211,30 +225,36 @@ WalkResult WalkTopLevel(pbio::ZeroCopyInputStream* stream, std::uint64_t total_s
       case 0: {
         std::uint64_t v;
         if (!in.ReadVarint64(&v)) {
-          return {WalkResult::kTruncated, fmt::format("the file ends inside field {} at byte {}", ModelFieldName(number), offset)};
+          return {WalkResult::kTruncated,
+                  fmt::format("the file ends inside field {} at byte {}", ModelFieldName(number), offset)};
         }
         break;
       }
       case 1:
-        if (!in.Skip(8)) return {WalkResult::kTruncated, fmt::format("the file ends inside a fixed64 field at byte {}", offset)};
+        if (!in.Skip(8))
+          return {WalkResult::kTruncated, fmt::format("the file ends inside a fixed64 field at byte {}", offset)};
         break;
       case 5:
-        if (!in.Skip(4)) return {WalkResult::kTruncated, fmt::format("the file ends inside a fixed32 field at byte {}", offset)};
+        if (!in.Skip(4))
+          return {WalkResult::kTruncated, fmt::format("the file ends inside a fixed32 field at byte {}", offset)};
         break;
       case 2: {
         std::uint64_t length;
         if (!in.ReadVarint64(&length)) {
-          return {WalkResult::kTruncated, fmt::format("the file ends inside the length of field {} at byte {}", ModelFieldName(number), offset)};
+          return {WalkResult::kTruncated, fmt::format("the file ends inside the length of field {} at byte {}",
+                                                      ModelFieldName(number), offset)};
         }
         const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
         if (length > total_size || start + length > total_size) {
-          std::string detail = fmt::format("field {} at byte {} declares {}, but the file ends {} later", ModelFieldName(number),
-                                           offset, ByteCount(length), ByteCount(total_size - std::min(start, total_size)));
+          std::string detail =
+              fmt::format("field {} at byte {} declares {}, but the file ends {} later", ModelFieldName(number), offset,
+                          ByteCount(length), ByteCount(total_size - std::min(start, total_size)));
           if (number == 7) detail += ", " + DescribeGraphCut(in, total_size);
           return {WalkResult::kTruncated, std::move(detail)};
         }
         if (!in.Skip(static_cast<int>(length))) {
-          return {WalkResult::kTruncated, fmt::format("the file ends inside field {} at byte {}", ModelFieldName(number), offset)};
+          return {WalkResult::kTruncated,
+                  fmt::format("the file ends inside field {} at byte {}", ModelFieldName(number), offset)};
         }
         break;
       }
@@ -263,34 +283,48 @@ std::vector<Diagnosis> DiagnoseContent(std::string_view head, std::uint64_t size
       auto pos = head.find("\nsize ");
       if (pos != std::string_view::npos) {
         auto end = head.find('\n', pos + 6);
-        oid_size = fmt::format("; the real file is {} bytes", head.substr(pos + 6, end == std::string_view::npos ? std::string_view::npos : end - pos - 6));
+        oid_size =
+            fmt::format("; the real file is {} bytes",
+                        head.substr(pos + 6, end == std::string_view::npos ? std::string_view::npos : end - pos - 6));
       }
-      out.push_back(FileDiagnosis("file.git-lfs-pointer", fmt::format("'{}' is a {}-byte Git LFS pointer, not the model{}", name, size, oid_size), name));
+      out.push_back(
+          FileDiagnosis("file.git-lfs-pointer",
+                        fmt::format("'{}' is a {}-byte Git LFS pointer, not the model{}", name, size, oid_size), name));
       break;
     }
     case ContentGuess::kHtml:
-      out.push_back(FileDiagnosis("file.html-page", fmt::format("'{}' ({}) is an HTML page, not an ONNX model", name, size_text), name));
+      out.push_back(FileDiagnosis("file.html-page",
+                                  fmt::format("'{}' ({}) is an HTML page, not an ONNX model", name, size_text), name));
       break;
     case ContentGuess::kJson:
-      out.push_back(FileDiagnosis("file.json-document", fmt::format("'{}' ({}) is a JSON document, not an ONNX model", name, size_text), name));
+      out.push_back(FileDiagnosis(
+          "file.json-document", fmt::format("'{}' ({}) is a JSON document, not an ONNX model", name, size_text), name));
       break;
     case ContentGuess::kText:
-      out.push_back(FileDiagnosis("file.text-file", fmt::format("'{}' ({}) is a text file, not a binary ONNX model", name, size_text), name));
+      out.push_back(FileDiagnosis(
+          "file.text-file", fmt::format("'{}' ({}) is a text file, not a binary ONNX model", name, size_text), name));
       break;
     case ContentGuess::kZip:
-      out.push_back(FileDiagnosis("file.not-onnx", fmt::format("'{}' ({}) is a zip archive (a PyTorch .pt/.pth checkpoint, TorchScript or .keras file?), not an ONNX model", name, size_text), name));
+      out.push_back(FileDiagnosis("file.not-onnx",
+                                  fmt::format("'{}' ({}) is a zip archive (a PyTorch .pt/.pth checkpoint, TorchScript "
+                                              "or .keras file?), not an ONNX model",
+                                              name, size_text),
+                                  name));
       break;
     case ContentGuess::kHdf5:
-      out.push_back(FileDiagnosis("file.not-onnx", fmt::format("'{}' ({}) is an HDF5 file (a Keras .h5 model?), not an ONNX model", name, size_text), name));
+      out.push_back(FileDiagnosis(
+          "file.not-onnx",
+          fmt::format("'{}' ({}) is an HDF5 file (a Keras .h5 model?), not an ONNX model", name, size_text), name));
       break;
     case ContentGuess::kOrtFormat: {
-      auto d = FileDiagnosis("file.not-onnx", fmt::format("'{}' ({}) is in ONNX Runtime's ORT format, not an ONNX protobuf", name, size_text), name);
+      auto d = FileDiagnosis(
+          "file.not-onnx",
+          fmt::format("'{}' ({}) is in ONNX Runtime's ORT format, not an ONNX protobuf", name, size_text), name);
       d.fix = "Use the .onnx model the ORT file was converted from; ortkit reads ONNX protobuf files.";
       out.push_back(std::move(d));
       break;
     }
-    case ContentGuess::kBinary:
-      break;
+    case ContentGuess::kBinary: break;
   }
   return out;
 }
@@ -302,16 +336,19 @@ ModelLoad ParseStream(pbio::ZeroCopyInputStream* walk_stream, pbio::ZeroCopyInpu
   if (!load.diagnoses.empty()) return load;
   if (size > kProtobufLimit) {
     load.diagnoses.push_back(FileDiagnosis(
-        "file.over-2gib", fmt::format("'{}' is {}, over protobuf's 2 GiB limit for one message", name, SizeText(size)), name));
+        "file.over-2gib", fmt::format("'{}' is {}, over protobuf's 2 GiB limit for one message", name, SizeText(size)),
+        name));
     return load;
   }
   const WalkResult walk = WalkTopLevel(walk_stream, size);
   if (walk.kind == WalkResult::kTruncated) {
-    load.diagnoses.push_back(FileDiagnosis("file.truncated", fmt::format("'{}' ({}) is truncated: {}", name, SizeText(size), walk.detail), name));
+    load.diagnoses.push_back(FileDiagnosis(
+        "file.truncated", fmt::format("'{}' ({}) is truncated: {}", name, SizeText(size), walk.detail), name));
     return load;
   }
   if (walk.kind == WalkResult::kNotOnnx) {
-    load.diagnoses.push_back(FileDiagnosis("file.not-onnx", fmt::format("'{}' ({}) is not an ONNX model: {}", name, SizeText(size), walk.detail), name));
+    load.diagnoses.push_back(FileDiagnosis(
+        "file.not-onnx", fmt::format("'{}' ({}) is not an ONNX model: {}", name, SizeText(size), walk.detail), name));
     return load;
   }
   auto proto = std::make_unique<onnx::ModelProto>();
@@ -319,14 +356,17 @@ ModelLoad ParseStream(pbio::ZeroCopyInputStream* walk_stream, pbio::ZeroCopyInpu
   in.SetTotalBytesLimit(INT_MAX);
   in.SetRecursionLimit(1000);
   if (!proto->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
-    load.diagnoses.push_back(FileDiagnosis(
-        "file.not-onnx",
-        fmt::format("'{}' ({}) is not a valid ONNX model: its top-level fields are intact but a nested message is corrupted (protobuf parsing failed)", name, SizeText(size)),
-        name));
+    load.diagnoses.push_back(
+        FileDiagnosis("file.not-onnx",
+                      fmt::format("'{}' ({}) is not a valid ONNX model: its top-level fields are intact but a nested "
+                                  "message is corrupted (protobuf parsing failed)",
+                                  name, SizeText(size)),
+                      name));
     return load;
   }
   if (!proto->has_graph()) {
-    load.diagnoses.push_back(FileDiagnosis("file.no-graph", fmt::format("'{}' ({}) parses as a protobuf but holds no graph", name, SizeText(size)), name));
+    load.diagnoses.push_back(FileDiagnosis(
+        "file.no-graph", fmt::format("'{}' ({}) parses as a protobuf but holds no graph", name, SizeText(size)), name));
     return load;
   }
   load.model = std::make_unique<ModelFile>();
@@ -352,8 +392,9 @@ ContentGuess GuessContent(std::string_view head) {
   if (!LooksLikeText(head.substr(0, 1024))) return ContentGuess::kBinary;
   const std::string_view trimmed = TrimLeft(head);
   const std::string lower = Lower(trimmed.substr(0, 256));
-  if (lower.rfind("<!doctype html", 0) == 0 || lower.rfind("<html", 0) == 0 || lower.find("<html") != std::string::npos ||
-      lower.find("<head>") != std::string::npos || lower.find("<body") != std::string::npos) {
+  if (lower.rfind("<!doctype html", 0) == 0 || lower.rfind("<html", 0) == 0 ||
+      lower.find("<html") != std::string::npos || lower.find("<head>") != std::string::npos ||
+      lower.find("<body") != std::string::npos) {
     return ContentGuess::kHtml;
   }
   if (!trimmed.empty() && (trimmed[0] == '{' || trimmed[0] == '[')) return ContentGuess::kJson;
@@ -375,14 +416,16 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(status)) {
     load.io_error = true;
     auto d = FileDiagnosis("file.is-directory", fmt::format("'{}' is a directory", name), name);
-    if (std::filesystem::exists(path / "model.onnx", ec)) d.fix = fmt::format("Pass '{}' instead.", (path / "model.onnx").string());
+    if (std::filesystem::exists(path / "model.onnx", ec))
+      d.fix = fmt::format("Pass '{}' instead.", (path / "model.onnx").string());
     load.diagnoses.push_back(std::move(d));
     return load;
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     load.io_error = true;
-    load.diagnoses.push_back(FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be opened: {}", name, std::strerror(errno)), name));
+    load.diagnoses.push_back(
+        FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be opened: {}", name, std::strerror(errno)), name));
     return load;
   }
   const std::uint64_t size = std::filesystem::file_size(path, ec);
@@ -391,7 +434,8 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
   if (got < 0) {
     ::close(fd);
     load.io_error = true;
-    load.diagnoses.push_back(FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be read: {}", name, std::strerror(errno)), name));
+    load.diagnoses.push_back(
+        FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be read: {}", name, std::strerror(errno)), name));
     return load;
   }
   head.resize(static_cast<std::size_t>(got));
@@ -408,7 +452,8 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
     load.model->path = path;
     auto ext = path.extension().string();
     if (ext != ".onnx" && ext != ".ONNX") {
-      load.diagnoses.push_back(FileDiagnosis("file.unknown-extension", fmt::format("'{}' does not end in .onnx", name), name));
+      load.diagnoses.push_back(
+          FileDiagnosis("file.unknown-extension", fmt::format("'{}' does not end in .onnx", name), name));
     }
   }
   return load;

@@ -47,9 +47,7 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
          });
 }
 
-std::string DomainName(const std::string& domain) {
-  return domain.empty() ? std::string(kDefaultDomain) : domain;
-}
+std::string DomainName(const std::string& domain) { return domain.empty() ? std::string(kDefaultDomain) : domain; }
 
 std::uint64_t SaturatingMultiply(std::uint64_t a, std::uint64_t b) {
   if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) return std::numeric_limits<std::uint64_t>::max();
@@ -108,11 +106,13 @@ TypeSummary DescribeType(const onnx::TypeProto& type, int depth) {
     }
     case onnx::TypeProto::kSequenceType:
       out.kind = TypeSummary::Kind::kSequence;
-      if (type.sequence_type().has_elem_type()) out.nested.push_back(DescribeType(type.sequence_type().elem_type(), depth + 1));
+      if (type.sequence_type().has_elem_type())
+        out.nested.push_back(DescribeType(type.sequence_type().elem_type(), depth + 1));
       break;
     case onnx::TypeProto::kOptionalType:
       out.kind = TypeSummary::Kind::kOptional;
-      if (type.optional_type().has_elem_type()) out.nested.push_back(DescribeType(type.optional_type().elem_type(), depth + 1));
+      if (type.optional_type().has_elem_type())
+        out.nested.push_back(DescribeType(type.optional_type().elem_type(), depth + 1));
       break;
     case onnx::TypeProto::kMapType:
       out.kind = TypeSummary::Kind::kMap;
@@ -125,8 +125,7 @@ TypeSummary DescribeType(const onnx::TypeProto& type, int depth) {
       out.element_type = opaque.domain().empty() ? opaque.name() : opaque.domain() + "." + opaque.name();
       break;
     }
-    default:
-      break;
+    default: break;
   }
   return out;
 }
@@ -170,10 +169,12 @@ void SummarizeInitializers(const onnx::GraphProto& graph, ModelSummary& out) {
                    [](const ElementTypeTotal& a, const ElementTypeTotal& b) { return a.bytes > b.bytes; });
 
   const std::size_t keep = std::min(sized.size(), ModelSummary::kLargestInitializers);
-  std::partial_sort(sized.begin(), sized.begin() + static_cast<std::ptrdiff_t>(keep), sized.end(), [](const Sized& a, const Sized& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor->name() < b.tensor->name();
-  });
-  for (std::size_t i = 0; i < keep; ++i) out.largest_initializers.push_back(DescribeInitializer(*sized[i].tensor, sized[i].bytes));
+  std::partial_sort(sized.begin(), sized.begin() + static_cast<std::ptrdiff_t>(keep), sized.end(),
+                    [](const Sized& a, const Sized& b) {
+                      return a.bytes != b.bytes ? a.bytes > b.bytes : a.tensor->name() < b.tensor->name();
+                    });
+  for (std::size_t i = 0; i < keep; ++i)
+    out.largest_initializers.push_back(DescribeInitializer(*sized[i].tensor, sized[i].bytes));
 
   for (const auto& sparse : graph.sparse_initializer()) {
     SparseInitializerSummary s;
@@ -229,11 +230,13 @@ void SummarizeGraphs(const onnx::ModelProto& proto, ModelSummary& out) {
   for (const auto& node : main.node()) out.operators[DomainName(node.domain())][node.op_type()] += 1;
   ForEachGraph(main, [&](const onnx::GraphProto& graph, const std::string& path) {
     if (path.empty()) return;  // the main graph
-    out.subgraphs.push_back({path, static_cast<std::uint64_t>(graph.node_size()), static_cast<std::uint64_t>(graph.initializer_size())});
+    out.subgraphs.push_back(
+        {path, static_cast<std::uint64_t>(graph.node_size()), static_cast<std::uint64_t>(graph.initializer_size())});
     out.subgraph_nodes += static_cast<std::uint64_t>(graph.node_size());
   });
   for (const auto& function : proto.functions()) {
-    out.functions.push_back({function.name(), DomainName(function.domain()), static_cast<std::uint64_t>(function.node_size())});
+    out.functions.push_back(
+        {function.name(), DomainName(function.domain()), static_cast<std::uint64_t>(function.node_size())});
   }
 }
 
@@ -362,11 +365,8 @@ void to_json(nlohmann::json& json, const TypeSummary& type) {
       json["key_type"] = type.element_type;
       json["value"] = type.nested.empty() ? nlohmann::json(nullptr) : nlohmann::json(type.nested.front());
       break;
-    case TypeSummary::Kind::kOpaque:
-      json["name"] = type.element_type;
-      break;
-    case TypeSummary::Kind::kUnknown:
-      break;
+    case TypeSummary::Kind::kOpaque: json["name"] = type.element_type; break;
+    case TypeSummary::Kind::kUnknown: break;
   }
 }
 
@@ -381,21 +381,34 @@ void to_json(nlohmann::json& json, const ModelSummary& s) {
   auto metadata = nlohmann::json::array();
   for (const auto& [key, value] : s.metadata) metadata.push_back({{"key", key}, {"value", value}});
   auto by_type = nlohmann::json::array();
-  for (const auto& t : s.initializer_totals) by_type.push_back({{"element_type", t.element_type}, {"count", t.count}, {"bytes", t.bytes}});
+  for (const auto& t : s.initializer_totals)
+    by_type.push_back({{"element_type", t.element_type}, {"count", t.count}, {"bytes", t.bytes}});
   auto largest = nlohmann::json::array();
   for (const auto& i : s.largest_initializers) {
-    largest.push_back({{"name", i.name}, {"element_type", i.element_type}, {"shape", ShapeJson(i.shape)}, {"bytes", i.bytes}, {"external", i.external}});
+    largest.push_back({{"name", i.name},
+                       {"element_type", i.element_type},
+                       {"shape", ShapeJson(i.shape)},
+                       {"bytes", i.bytes},
+                       {"external", i.external}});
   }
   auto sparse = nlohmann::json::array();
   for (const auto& i : s.sparse_initializers) {
-    sparse.push_back({{"name", i.name}, {"element_type", i.element_type}, {"shape", ShapeJson(i.shape)}, {"nonzero", i.nonzero}, {"bytes", i.bytes}});
+    sparse.push_back({{"name", i.name},
+                      {"element_type", i.element_type},
+                      {"shape", ShapeJson(i.shape)},
+                      {"nonzero", i.nonzero},
+                      {"bytes", i.bytes}});
   }
   auto external = nlohmann::json::array();
   for (const auto& f : s.external_files) {
-    external.push_back({{"location", f.location}, {"tensors", f.tensors}, {"bytes", f.bytes}, {"file_bytes", OptionalBytes(f.file_bytes)}});
+    external.push_back({{"location", f.location},
+                        {"tensors", f.tensors},
+                        {"bytes", f.bytes},
+                        {"file_bytes", OptionalBytes(f.file_bytes)}});
   }
   auto subgraphs = nlohmann::json::array();
-  for (const auto& g : s.subgraphs) subgraphs.push_back({{"path", g.path}, {"nodes", g.nodes}, {"initializers", g.initializers}});
+  for (const auto& g : s.subgraphs)
+    subgraphs.push_back({{"path", g.path}, {"nodes", g.nodes}, {"initializers", g.initializers}});
   auto functions = nlohmann::json::array();
   for (const auto& f : s.functions) functions.push_back({{"name", f.name}, {"domain", f.domain}, {"nodes", f.nodes}});
 

@@ -78,7 +78,7 @@ struct SparseInitializerSummary {
 struct ExternalFileSummary {
   std::string location;  ///< as written in the model
   std::uint64_t tensors = 0;
-  std::uint64_t bytes = 0;  ///< bytes the model reads from it (declared lengths, else tensor sizes)
+  std::uint64_t bytes = 0;                  ///< bytes the model reads from it (declared lengths, else tensor sizes)
   std::optional<std::uint64_t> file_bytes;  ///< size on disk; empty when the file is missing
 };
 
@@ -112,7 +112,7 @@ struct ModelSummary {
   std::int64_t model_version = 0;
   std::string doc_string;  ///< complete; the text report shortens it
   std::string graph_name;
-  std::vector<OpsetSummary> opsets;  ///< in the model's order
+  std::vector<OpsetSummary> opsets;                           ///< in the model's order
   std::vector<std::pair<std::string, std::string>> metadata;  ///< in the model's order
 
   std::vector<ValueSummary> inputs;  ///< graph inputs that are not initializers
@@ -121,7 +121,7 @@ struct ModelSummary {
 
   std::uint64_t initializer_count = 0;  ///< main graph
   std::uint64_t initializer_bytes = 0;
-  std::vector<ElementTypeTotal> initializer_totals;  ///< by element type, largest total first
+  std::vector<ElementTypeTotal> initializer_totals;      ///< by element type, largest total first
   std::vector<InitializerSummary> largest_initializers;  ///< at most kLargestInitializers, largest first
   std::vector<SparseInitializerSummary> sparse_initializers;
   std::vector<ExternalFileSummary> external_files;  ///< in order of first reference

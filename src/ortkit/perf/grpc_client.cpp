@@ -12,10 +12,11 @@ namespace ortkit::perf {
 namespace {
 
 std::string StatusCodeName(grpc::StatusCode code) {
-  static constexpr const char* kNames[] = {"OK",        "CANCELLED",        "UNKNOWN",           "INVALID_ARGUMENT",
-                                           "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-                                           "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                           "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  static constexpr const char* kNames[] = {
+      "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+      "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+      "DATA_LOSS", "UNAUTHENTICATED"};
   const auto index = static_cast<std::size_t>(code);
   return index < std::size(kNames) ? kNames[index] : fmt::format("code {}", index);
 }
@@ -23,8 +24,11 @@ std::string StatusCodeName(grpc::StatusCode code) {
 class GrpcInferClient final : public InferClient {
  public:
   GrpcInferClient(const std::string& target, const ClientOptions& options)
-      : target_(target), options_(options),
-        stub_(inference::GRPCInferenceService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()))) {}
+      : target_(target),
+        options_(options),
+        stub_(
+            inference::GRPCInferenceService::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()))) {
+  }
 
   Status CheckReady() override {
     grpc::ClientContext context;
@@ -33,10 +37,12 @@ class GrpcInferClient final : public InferClient {
     inference::ServerReadyResponse response;
     const grpc::Status status = stub_->ServerReady(&context, request, &response);
     if (!status.ok()) {
-      return MakeError(ErrorKind::kUnavailable, fmt::format("cannot reach the server at {} over gRPC: {} {}", target_,
-                                                            StatusCodeName(status.error_code()), status.error_message()));
+      return MakeError(ErrorKind::kUnavailable,
+                       fmt::format("cannot reach the server at {} over gRPC: {} {}", target_,
+                                   StatusCodeName(status.error_code()), status.error_message()));
     }
-    if (!response.ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("the server at {} is not ready", target_));
+    if (!response.ready())
+      return MakeError(ErrorKind::kUnavailable, fmt::format("the server at {} is not ready", target_));
     return OkStatus();
   }
 
@@ -48,8 +54,10 @@ class GrpcInferClient final : public InferClient {
     inference::ModelMetadataResponse response;
     const grpc::Status status = stub_->ModelMetadata(&context, request, &response);
     if (!status.ok()) {
-      return MakeError(status.error_code() == grpc::StatusCode::NOT_FOUND ? ErrorKind::kNotFound : ErrorKind::kUnavailable,
-                       fmt::format("ModelMetadata at {}: {} {}", target_, StatusCodeName(status.error_code()), status.error_message()));
+      return MakeError(
+          status.error_code() == grpc::StatusCode::NOT_FOUND ? ErrorKind::kNotFound : ErrorKind::kUnavailable,
+          fmt::format("ModelMetadata at {}: {} {}", target_, StatusCodeName(status.error_code()),
+                      status.error_message()));
     }
     // One parser for both transports: the metadata goes through the JSON form.
     std::string json = fmt::format(R"({{"name":"{}","inputs":[)", response.name());
@@ -66,14 +74,15 @@ class GrpcInferClient final : public InferClient {
     return ParseModelMetadata(json);
   }
 
-  Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs) override {
+  Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs,
+                                const std::vector<std::string>& outputs) override {
     inference::ModelInferRequest request;
     request.set_model_name(options_.model);
     for (const auto& input : inputs) {
       const DataTypeInfo* info = FindDataType(input.tensor.type());
       if (info == nullptr || info->protocol.empty() || input.tensor.is_string()) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("input '{}': {} tensors cannot be sent by perf", input.name, DataTypeName(input.tensor.type())));
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}': {} tensors cannot be sent by perf",
+                                                                  input.name, DataTypeName(input.tensor.type())));
       }
       auto* tensor = request.add_inputs();
       tensor->set_name(input.name);
@@ -116,8 +125,10 @@ Result<std::unique_ptr<InferClient>> CreateGrpcClient(const ClientOptions& optio
   if (target.rfind("grpc://", 0) == 0) target = target.substr(7);
   const auto colon = target.rfind(':');
   if (target.find("://") != std::string::npos || target.find('/') != std::string::npos || colon == std::string::npos ||
-      colon == 0 || colon + 1 == target.size() || target.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--url '{}': gRPC takes host:port, e.g. 127.0.0.1:8001", options.url));
+      colon == 0 || colon + 1 == target.size() ||
+      target.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--url '{}': gRPC takes host:port, e.g. 127.0.0.1:8001", options.url));
   }
   return std::unique_ptr<InferClient>(std::make_unique<GrpcInferClient>(target, options));
 }

@@ -44,8 +44,9 @@ class HttpInferClient final : public InferClient {
                                    DescribeTransportError(response.error())));
     }
     if (response->status != 200) {
-      return MakeError(ErrorKind::kUnavailable, fmt::format("the server at {} is not ready: GET /v2/health/ready answered {}",
-                                                            base_, response->status));
+      return MakeError(
+          ErrorKind::kUnavailable,
+          fmt::format("the server at {} is not ready: GET /v2/health/ready answered {}", base_, response->status));
     }
     return OkStatus();
   }
@@ -54,16 +55,19 @@ class HttpInferClient final : public InferClient {
     const std::string path = "/v2/models/" + options_.model;
     auto response = client_.Get(path);
     if (!response) {
-      return MakeError(ErrorKind::kUnavailable, fmt::format("cannot reach the server at {}: {}", base_, DescribeTransportError(response.error())));
+      return MakeError(ErrorKind::kUnavailable, fmt::format("cannot reach the server at {}: {}", base_,
+                                                            DescribeTransportError(response.error())));
     }
     if (response->status != 200) {
-      return MakeError(response->status == 404 ? ErrorKind::kNotFound : ErrorKind::kUnavailable,
-                       fmt::format("GET {}{} answered {}: {}", base_, path, response->status, ErrorMessageOf(response->body)));
+      return MakeError(
+          response->status == 404 ? ErrorKind::kNotFound : ErrorKind::kUnavailable,
+          fmt::format("GET {}{} answered {}: {}", base_, path, response->status, ErrorMessageOf(response->body)));
     }
     return ParseModelMetadata(response->body);
   }
 
-  Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs) override {
+  Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs,
+                                const std::vector<std::string>& outputs) override {
     return options_.json_tensors ? EncodeJsonRequest(inputs, outputs) : EncodeBinaryRequest(inputs, outputs);
   }
 
@@ -91,7 +95,8 @@ class HttpInferClient final : public InferClient {
 
 Result<std::string> NormalizeHttpBase(const std::string& url) {
   std::string rest = url;
-  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  if (rest.rfind("http://", 0) == 0)
+    rest = rest.substr(7);
   else if (rest.find("://") != std::string::npos) {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("--url '{}': only http:// (or a bare host:port) is supported", url));
@@ -103,7 +108,8 @@ Result<std::string> NormalizeHttpBase(const std::string& url) {
   }
   if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size() ||
       rest.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--url '{}': expected host:port, e.g. 127.0.0.1:8000", url));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--url '{}': expected host:port, e.g. 127.0.0.1:8000", url));
   }
   return "http://" + rest;
 }
@@ -117,8 +123,10 @@ Result<std::string> HttpGetText(const std::string& url, int timeout_ms) {
   httplib::Client client(normalized);
   ApplyTimeouts(client, timeout_ms);
   auto response = client.Get(path);
-  if (!response) return MakeError(ErrorKind::kUnavailable, fmt::format("GET {}: {}", url, DescribeTransportError(response.error())));
-  if (response->status != 200) return MakeError(ErrorKind::kUnavailable, fmt::format("GET {} answered {}", url, response->status));
+  if (!response)
+    return MakeError(ErrorKind::kUnavailable, fmt::format("GET {}: {}", url, DescribeTransportError(response.error())));
+  if (response->status != 200)
+    return MakeError(ErrorKind::kUnavailable, fmt::format("GET {} answered {}", url, response->status));
   return std::move(response->body);
 }
 

@@ -39,7 +39,8 @@ class InferClient {
   virtual Status CheckReady() = 0;
   virtual Result<ServedModel> ModelMetadata() = 0;
   /// Encodes a request once, before the timed region, for this client's protocol and options.
-  virtual Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs) = 0;
+  virtual Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs,
+                                        const std::vector<std::string>& outputs) = 0;
   /// Sends one encoded request and waits for its answer. Never throws.
   virtual InferOutcome Infer(const EncodedRequest& request) = 0;
 };

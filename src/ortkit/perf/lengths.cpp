@@ -28,8 +28,9 @@ std::int64_t LengthDistribution::Draw(std::mt19937_64& rng) const {
 
 Result<LengthDistribution> ParseLengths(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--lengths '{}': {}; expected uniform:MIN:MAX or fixed:N, e.g. uniform:4:128", text, why));
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--lengths '{}': {}; expected uniform:MIN:MAX or fixed:N, e.g. uniform:4:128", text, why));
   };
   std::vector<std::string_view> parts;
   std::string_view rest = text;
@@ -41,7 +42,8 @@ Result<LengthDistribution> ParseLengths(const std::string& text) {
 
   LengthDistribution lengths;
   if (parts.size() == 3 && parts[0] == "uniform") {
-    if (!ParseInt(parts[1], &lengths.min) || !ParseInt(parts[2], &lengths.max)) return bad("MIN and MAX must be integers");
+    if (!ParseInt(parts[1], &lengths.min) || !ParseInt(parts[2], &lengths.max))
+      return bad("MIN and MAX must be integers");
   } else if (parts.size() == 2 && parts[0] == "fixed") {
     if (!ParseInt(parts[1], &lengths.min)) return bad("N must be an integer");
     lengths.max = lengths.min;

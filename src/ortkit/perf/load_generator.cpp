@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 struct Record {
   Clock::time_point start;  ///< when it was sent (closed loop) or scheduled (open loop)
   Clock::time_point end;
-  int error = -1;           ///< index into the thread's error kinds; -1: success
+  int error = -1;  ///< index into the thread's error kinds; -1: success
   std::int64_t rows = 1;
 };
 
@@ -29,7 +29,7 @@ struct ThreadLog {
   std::vector<Record> records;
   std::vector<std::string> error_kinds;
   std::vector<std::string> error_details;  ///< the first message of each kind
-  std::string failure;  ///< the client could not be created
+  std::string failure;                     ///< the client could not be created
   std::size_t late = 0;
 
   int KindIndex(const std::string& kind, const std::string& detail) {
@@ -51,7 +51,9 @@ Scrape ScrapeCounters(const LoadOptions& options) {
   auto text = HttpGetText(options.metrics_url, 5000);
   if (!text.ok()) return {std::nullopt, text.error().message};
   auto counters = ReadBatchCounters(ParsePrometheusText(*text), options.model);
-  if (!counters) return {std::nullopt, fmt::format("{} has no inference/execution counters for model '{}'", options.metrics_url, options.model)};
+  if (!counters)
+    return {std::nullopt,
+            fmt::format("{} has no inference/execution counters for model '{}'", options.metrics_url, options.model)};
   return {counters, ""};
 }
 
@@ -118,8 +120,8 @@ void Coordinate(const LoadOptions& options, Clock::time_point start, std::atomic
   stop.store(true);
 }
 
-StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, const RequestSet& requests, int concurrency,
-                   double rate, std::uint64_t step_seed) {
+StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, const RequestSet& requests,
+                   int concurrency, double rate, std::uint64_t step_seed) {
   const bool open_loop = rate > 0;
   std::vector<double> schedule;
   int threads = concurrency;
@@ -168,7 +170,8 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
   }
   if (before.counters && after.counters) {
     const double executions = after.counters->executions - before.counters->executions;
-    if (executions > 0) step.server_batch_size = (after.counters->inferences - before.counters->inferences) / executions;
+    if (executions > 0)
+      step.server_batch_size = (after.counters->inferences - before.counters->inferences) / executions;
   } else {
     step.metrics_error = !before.error.empty() ? before.error : after.error;
   }
@@ -177,7 +180,8 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
 
 }  // namespace
 
-Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory, const RequestSet& requests,
+Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory,
+                                        const RequestSet& requests,
                                         const std::function<void(const StepResult&)>& on_step) {
   if (requests.by_length.size() != requests.lengths.Values().size()) {
     return MakeError(ErrorKind::kInternal, "RunLoad: one encoded request per length is required");

@@ -12,23 +12,23 @@
 #include <string>
 #include <vector>
 
+#include "ortkit/bench/statistics.h"
 #include "ortkit/core/result.h"
 #include "ortkit/perf/infer_client.h"
-#include "ortkit/bench/statistics.h"
 #include "ortkit/perf/lengths.h"
 
 namespace ortkit::perf {
 
 struct LoadOptions {
-  std::vector<int> concurrency = {1};   ///< closed-loop steps, used when request_rates is empty
-  std::vector<double> request_rates;    ///< open-loop steps in requests per second
-  bool poisson = false;                 ///< open loop: exponential gaps instead of even spacing
-  double duration_s = 5;                ///< measured window per step
-  double warmup_s = 1;                  ///< per step, before the window; connections open here
-  int max_outstanding = 256;            ///< open loop: sending threads, so at most this many in flight
-  std::string metrics_url;              ///< scraped at the window's edges; empty: no batch size
-  std::string model;                    ///< the "model" label to read metrics for
-  std::uint64_t seed = 0;               ///< which prepared request each send picks
+  std::vector<int> concurrency = {1};  ///< closed-loop steps, used when request_rates is empty
+  std::vector<double> request_rates;   ///< open-loop steps in requests per second
+  bool poisson = false;                ///< open loop: exponential gaps instead of even spacing
+  double duration_s = 5;               ///< measured window per step
+  double warmup_s = 1;                 ///< per step, before the window; connections open here
+  int max_outstanding = 256;           ///< open loop: sending threads, so at most this many in flight
+  std::string metrics_url;             ///< scraped at the window's edges; empty: no batch size
+  std::string model;                   ///< the "model" label to read metrics for
+  std::uint64_t seed = 0;              ///< which prepared request each send picks
 };
 
 /// The requests to send: one per size of the varied dimension (index = size - lengths.min).
@@ -38,27 +38,28 @@ struct RequestSet {
 };
 
 struct StepResult {
-  int concurrency = 0;        ///< closed loop; 0 for open-loop steps
-  double request_rate = 0;    ///< open loop; 0 for closed-loop steps
+  int concurrency = 0;      ///< closed loop; 0 for open-loop steps
+  double request_rate = 0;  ///< open loop; 0 for closed-loop steps
   double window_s = 0;
   std::size_t completed = 0;  ///< answered within the window, successes and errors
   std::size_t succeeded = 0;
-  std::map<std::string, std::size_t> errors;  ///< by kind ("HTTP 503": 12)
+  std::map<std::string, std::size_t> errors;          ///< by kind ("HTTP 503": 12)
   std::map<std::string, std::string> error_examples;  ///< kind -> the first message seen for it
-  double throughput = 0;      ///< successes per second
-  double rows_per_second = 0; ///< successes times rows per request, per second
+  double throughput = 0;                              ///< successes per second
+  double rows_per_second = 0;                         ///< successes times rows per request, per second
   /// Successful requests only: an error answered in microseconds would flatter the percentiles.
   /// Open loop measures from each request's scheduled time, so a lagging client shows as latency.
-  LatencyStats latency;  ///< milliseconds, the percentiles `ortkit bench` reports
-  std::size_t late = 0;       ///< open loop: sent more than 1 ms after their scheduled time
+  LatencyStats latency;                     ///< milliseconds, the percentiles `ortkit bench` reports
+  std::size_t late = 0;                     ///< open loop: sent more than 1 ms after their scheduled time
   std::optional<double> server_batch_size;  ///< inference count / execution count deltas
-  std::string metrics_error;  ///< why server_batch_size is missing, when a scrape failed
+  std::string metrics_error;                ///< why server_batch_size is missing, when a scrape failed
 };
 
 /// Runs every step in order with clients from `factory` (one per thread, created per step) and
 /// calls `on_step` after each. Fails only when no client can be created; failed requests are
 /// counted in the step, not returned as errors.
-Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory, const RequestSet& requests,
+Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory,
+                                        const RequestSet& requests,
                                         const std::function<void(const StepResult&)>& on_step);
 
 }  // namespace ortkit::perf

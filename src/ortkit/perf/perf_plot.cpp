@@ -56,17 +56,20 @@ std::string RenderThroughputLatencySvg(const std::string& title, const std::vect
       kWidth, kHeight, kLeft, Escape(title));
   for (int i = 0; i <= 5; ++i) {
     const double xv = max_x * i / 5, yv = max_y * i / 5;
-    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
-                       x_of(xv), kTop, kTop + plot_h, kTop + plot_h + 16, xv);
-    svg += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:g}</text>\n",
-                       kLeft, y_of(yv), kLeft + plot_w, kLeft - 6, y_of(yv) + 4, yv);
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:g}</text>\n",
+        x_of(xv), kTop, kTop + plot_h, kTop + plot_h + 16, xv);
+    svg += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:g}</text>\n",
+        kLeft, y_of(yv), kLeft + plot_w, kLeft - 6, y_of(yv) + 4, yv);
   }
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">throughput (inferences/s)</text>\n", kLeft + plot_w / 2,
-                     kHeight - 12);
-  svg += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">latency (ms)</text>\n",
-                     kTop + plot_h / 2);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">throughput (inferences/s)</text>\n",
+                     kLeft + plot_w / 2, kHeight - 12);
+  svg += fmt::format(
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">latency (ms)</text>\n",
+      kTop + plot_h / 2);
 
   struct Series {
     const char* name;
@@ -78,18 +81,21 @@ std::string RenderThroughputLatencySvg(const std::string& title, const std::vect
     const Series& series = kSeries[s];
     std::string path;
     for (const auto& p : points) path += fmt::format("{:.1f},{:.1f} ", x_of(p.throughput), y_of(p.*series.value));
-    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", series.color, path);
+    svg +=
+        fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", series.color, path);
     for (const auto& p : points) {
-      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{} {}: {:.1f}/s, {:.2f} ms</title></circle>\n",
-                         x_of(p.throughput), y_of(p.*series.value), series.color, Escape(p.label), series.name, p.throughput,
-                         p.*series.value);
+      svg += fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{} {}: {:.1f}/s, {:.2f} "
+          "ms</title></circle>\n",
+          x_of(p.throughput), y_of(p.*series.value), series.color, Escape(p.label), series.name, p.throughput,
+          p.*series.value);
     }
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", kLeft + 10, kTop + 16 + 16 * static_cast<double>(s),
-                       series.color, series.name);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", kLeft + 10,
+                       kTop + 16 + 16 * static_cast<double>(s), series.color, series.name);
   }
   for (const auto& p : points) {
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#555\">{}</text>\n", x_of(p.throughput) + 5,
-                       y_of(p.p99_ms) - 5, Escape(p.label));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#555\">{}</text>\n",
+                       x_of(p.throughput) + 5, y_of(p.p99_ms) - 5, Escape(p.label));
   }
   svg += "</svg>\n";
   return svg;

@@ -77,7 +77,8 @@ std::vector<MetricSample> ParsePrometheusText(std::string_view text) {
   return samples;
 }
 
-std::optional<double> SumForModel(const std::vector<MetricSample>& samples, std::string_view name, std::string_view model) {
+std::optional<double> SumForModel(const std::vector<MetricSample>& samples, std::string_view name,
+                                  std::string_view model) {
   std::optional<double> sum;
   for (const auto& s : samples) {
     if (s.name != name) continue;

@@ -22,7 +22,8 @@ std::vector<MetricSample> ParsePrometheusText(std::string_view text);
 
 /// The sum of the samples named `name` whose "model" label is `model` (or that have no model label).
 /// nullopt when there is no such sample.
-std::optional<double> SumForModel(const std::vector<MetricSample>& samples, std::string_view name, std::string_view model);
+std::optional<double> SumForModel(const std::vector<MetricSample>& samples, std::string_view name,
+                                  std::string_view model);
 
 /// Requests (rows) inferred and batches executed for `model`, found under the metric names that
 /// ortkit serve, the FastAPI peer and Triton use.

@@ -13,7 +13,8 @@ using nlohmann::json;
 
 Result<std::vector<TensorSpec>> ParseTensorList(const json& list, const std::string& field) {
   std::vector<TensorSpec> specs;
-  if (!list.is_array()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("model metadata: '{}' is not a list", field));
+  if (!list.is_array())
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("model metadata: '{}' is not a list", field));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json& item = list[i];
     const std::string where = fmt::format("model metadata: {}[{}]", field, i);
@@ -25,8 +26,9 @@ Result<std::vector<TensorSpec>> ParseTensorList(const json& list, const std::str
     const std::string datatype = item.value("datatype", "");
     const DataTypeInfo* info = FindDataTypeByProtocol(datatype);
     if (info == nullptr) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("{} ('{}'): datatype '{}' is not a protocol datatype perf can send", where, spec.name, datatype));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("{} ('{}'): datatype '{}' is not a protocol datatype perf can send", where, spec.name, datatype));
     }
     spec.type = info->type;
     if (!item.contains("shape") || !item["shape"].is_array()) {
@@ -34,7 +36,9 @@ Result<std::vector<TensorSpec>> ParseTensorList(const json& list, const std::str
     }
     for (std::size_t axis = 0; axis < item["shape"].size(); ++axis) {
       const json& d = item["shape"][axis];
-      if (!d.is_number_integer()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} ('{}'): shape holds a non-integer", where, spec.name));
+      if (!d.is_number_integer())
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("{} ('{}'): shape holds a non-integer", where, spec.name));
       DimSpec dim;
       dim.value = d.get<std::int64_t>();
       if (dim.value < 0) {
@@ -53,10 +57,14 @@ json JsonData(const Tensor& t) {
   const DataTypeInfo* info = FindDataType(t.type());
   for (std::int64_t i = 0; i < t.element_count(); ++i) {
     const double v = t.AsDouble(i);
-    if (t.type() == DataType::kBool) data.push_back(v != 0);
-    else if (info->is_float) data.push_back(v);
-    else if (info->is_signed) data.push_back(static_cast<std::int64_t>(v));
-    else data.push_back(static_cast<std::uint64_t>(v));
+    if (t.type() == DataType::kBool)
+      data.push_back(v != 0);
+    else if (info->is_float)
+      data.push_back(v);
+    else if (info->is_signed)
+      data.push_back(static_cast<std::int64_t>(v));
+    else
+      data.push_back(static_cast<std::uint64_t>(v));
   }
   return data;
 }
@@ -64,8 +72,8 @@ json JsonData(const Tensor& t) {
 Result<const DataTypeInfo*> ProtocolType(const NamedTensor& input) {
   const DataTypeInfo* info = FindDataType(input.tensor.type());
   if (info == nullptr || info->protocol.empty() || input.tensor.is_string()) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("input '{}': {} tensors cannot be sent by perf", input.name, DataTypeName(input.tensor.type())));
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}': {} tensors cannot be sent by perf",
+                                                              input.name, DataTypeName(input.tensor.type())));
   }
   return info;
 }
@@ -90,7 +98,8 @@ std::string PositionalDimName(std::size_t axis) {
 Result<ServedModel> ParseModelMetadata(std::string_view text) {
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("model metadata is not a JSON object: {}", ErrorMessageOf(text)));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("model metadata is not a JSON object: {}", ErrorMessageOf(text)));
   }
   ServedModel model;
   model.name = doc.value("name", "");
@@ -118,7 +127,8 @@ std::map<std::string, ValueHint> HintsFromNames(const std::vector<TensorSpec>& i
   return hints;
 }
 
-Result<EncodedRequest> EncodeJsonRequest(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs) {
+Result<EncodedRequest> EncodeJsonRequest(const std::vector<NamedTensor>& inputs,
+                                         const std::vector<std::string>& outputs) {
   json doc{{"inputs", json::array()}};
   for (const auto& input : inputs) {
     ORTKIT_ASSIGN_OR_RETURN(const DataTypeInfo* info, ProtocolType(input));
@@ -133,7 +143,8 @@ Result<EncodedRequest> EncodeJsonRequest(const std::vector<NamedTensor>& inputs,
   return EncodedRequest{doc.dump(), 0, RowsOf(inputs)};
 }
 
-Result<EncodedRequest> EncodeBinaryRequest(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs) {
+Result<EncodedRequest> EncodeBinaryRequest(const std::vector<NamedTensor>& inputs,
+                                           const std::vector<std::string>& outputs) {
   json doc{{"inputs", json::array()}};
   std::size_t data_size = 0;
   for (const auto& input : inputs) {
@@ -144,7 +155,8 @@ Result<EncodedRequest> EncodeBinaryRequest(const std::vector<NamedTensor>& input
     data_size += input.tensor.byte_size();
   }
   doc["outputs"] = json::array();
-  for (const auto& name : outputs) doc["outputs"].push_back(json{{"name", name}, {"parameters", {{"binary_data", true}}}});
+  for (const auto& name : outputs)
+    doc["outputs"].push_back(json{{"name", name}, {"parameters", {{"binary_data", true}}}});
   EncodedRequest request;
   request.body = doc.dump();
   request.header_length = request.body.size();

@@ -46,11 +46,13 @@ struct EncodedRequest {
 
 /// {"inputs": [{"name", "shape", "datatype", "data": [...]}], "outputs": [{"name"}]}.
 /// Fails for string tensors and types without a protocol name.
-Result<EncodedRequest> EncodeJsonRequest(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs);
+Result<EncodedRequest> EncodeJsonRequest(const std::vector<NamedTensor>& inputs,
+                                         const std::vector<std::string>& outputs);
 
 /// The binary tensor data extension: a JSON header whose inputs carry "binary_data_size" and whose
 /// outputs ask for "binary_data", followed by each input's raw little-endian bytes in order.
-Result<EncodedRequest> EncodeBinaryRequest(const std::vector<NamedTensor>& inputs, const std::vector<std::string>& outputs);
+Result<EncodedRequest> EncodeBinaryRequest(const std::vector<NamedTensor>& inputs,
+                                           const std::vector<std::string>& outputs);
 
 /// The "error" member of a protocol error body, or the body itself (cut to 200 bytes) when it is not one.
 std::string ErrorMessageOf(std::string_view body);

@@ -23,8 +23,10 @@ Result<TensorSpec> SpecFromTypeInfo(std::string name, const Ort::TypeInfo& info)
   tensor.GetSymbolicDimensions(symbols.data(), symbols.size());
   for (std::size_t i = 0; i < shape.size(); ++i) {
     DimSpec dim;
-    if (shape[i] >= 0) dim.value = shape[i];
-    else if (symbols[i] != nullptr) dim.symbol = symbols[i];
+    if (shape[i] >= 0)
+      dim.value = shape[i];
+    else if (symbols[i] != nullptr)
+      dim.symbol = symbols[i];
     spec.dims.push_back(std::move(dim));
   }
   return spec;
@@ -46,10 +48,12 @@ Result<std::vector<TensorSpec>> Describe(std::size_t count, GetName get_name, Ge
   }
 }
 
-Result<Ort::Value> ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory, Ort::AllocatorWithDefaultOptions& allocator) {
+Result<Ort::Value> ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory,
+                              Ort::AllocatorWithDefaultOptions& allocator) {
   const auto& shape = tensor.shape();
   if (tensor.is_string()) {
-    Ort::Value value = Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
+    Ort::Value value =
+        Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
     std::vector<const char*> pointers;
     pointers.reserve(tensor.strings().size());
     for (const auto& s : tensor.strings()) pointers.push_back(s.c_str());
@@ -63,7 +67,9 @@ Result<Ort::Value> ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memor
 
 Result<Tensor> FromOrtValue(const Ort::Value& value, const std::string& name) {
   if (!value.IsTensor()) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("output '{}' is not a tensor (sequence, map or optional outputs are not supported)", name));
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("output '{}' is not a tensor (sequence, map or optional outputs are not supported)", name));
   }
   auto info = value.GetTensorTypeAndShapeInfo();
   const auto type = static_cast<DataType>(info.GetElementType());
@@ -112,8 +118,8 @@ Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<Tensor
     if (spec == specs.end()) {
       std::vector<std::string> names;
       for (const auto& s : specs) names.push_back(s.name);
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("the model has no input named '{}'; its inputs are: {}", in.name, fmt::join(names, ", ")));
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("the model has no input named '{}'; its inputs are: {}",
+                                                                in.name, fmt::join(names, ", ")));
     }
     if (!spec->is_tensor) continue;
     if (spec->type != in.tensor.type()) {
@@ -121,21 +127,24 @@ Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<Tensor
                                                                 in.tensor.Describe(), spec->Describe()));
     }
     if (spec->dims.size() != in.tensor.shape().size()) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("input '{}' has rank {} ({}) but the model expects rank {} ({})", in.name,
-                                   in.tensor.shape().size(), in.tensor.Describe(), spec->dims.size(), spec->Describe()));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("input '{}' has rank {} ({}) but the model expects rank {} ({})", in.name,
+                      in.tensor.shape().size(), in.tensor.Describe(), spec->dims.size(), spec->Describe()));
     }
     for (std::size_t d = 0; d < spec->dims.size(); ++d) {
       if (spec->dims[d].fixed() && spec->dims[d].value != in.tensor.shape()[d]) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("input '{}' dimension {} is {} but the model fixes it to {} (model expects {}, got {})",
-                                     in.name, d, in.tensor.shape()[d], spec->dims[d].value, spec->Describe(), in.tensor.Describe()));
+        return MakeError(
+            ErrorKind::kInvalidArgument,
+            fmt::format("input '{}' dimension {} is {} but the model fixes it to {} (model expects {}, got {})",
+                        in.name, d, in.tensor.shape()[d], spec->dims[d].value, spec->Describe(), in.tensor.Describe()));
       }
     }
   }
   for (const auto& spec : specs) {
     if (std::none_of(inputs.begin(), inputs.end(), [&](const NamedTensor& t) { return t.name == spec.name; })) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}' ({}) is missing", spec.name, spec.Describe()));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}' ({}) is missing", spec.name, spec.Describe()));
     }
   }
   return OkStatus();

@@ -22,7 +22,8 @@ struct CopyPlan {
   std::size_t element_size;
 };
 
-void CopyAxis(const CopyPlan& p, std::size_t axis, std::int64_t count, std::int64_t src_offset, std::int64_t dst_offset) {
+void CopyAxis(const CopyPlan& p, std::size_t axis, std::int64_t count, std::int64_t src_offset,
+              std::int64_t dst_offset) {
   if (p.same_below[axis]) {
     std::memcpy(p.dst + dst_offset * p.element_size, p.src + src_offset * p.element_size,
                 static_cast<std::size_t>(count * p.src_inner[axis]) * p.element_size);
@@ -36,7 +37,8 @@ void CopyAxis(const CopyPlan& p, std::size_t axis, std::int64_t count, std::int6
 }
 
 bool Mentions(const TensorSpec& spec, const std::string& dim) {
-  return std::any_of(spec.dims.begin(), spec.dims.end(), [&](const DimSpec& d) { return !d.fixed() && d.symbol == dim; });
+  return std::any_of(spec.dims.begin(), spec.dims.end(),
+                     [&](const DimSpec& d) { return !d.fixed() && d.symbol == dim; });
 }
 
 int AxisOf(const TensorSpec& spec, const std::string& dim) {
@@ -58,15 +60,18 @@ std::int64_t PaddedLength(const BucketingConfig& config) {
   return 0;
 }
 
-Result<std::vector<NamedTensor>> Pad(const std::vector<NamedTensor>& inputs, const BucketPlan& plan, std::int64_t padded) {
+Result<std::vector<NamedTensor>> Pad(const std::vector<NamedTensor>& inputs, const BucketPlan& plan,
+                                     std::int64_t padded) {
   std::vector<NamedTensor> result;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i].tensor;
     std::vector<std::int64_t> shape = t.shape();
     if (plan.input_axis[i] >= 0) shape[plan.input_axis[i]] = padded;
     ORTKIT_ASSIGN_OR_RETURN(Tensor out, Tensor::Zeros(t.type(), shape));
-    if (shape.empty()) std::memcpy(out.data(), t.data(), t.byte_size());
-    else CopyRows(t.data(), t.shape(), 0, out.data(), out.shape(), 0, shape[0], FindDataType(t.type())->size);
+    if (shape.empty())
+      std::memcpy(out.data(), t.data(), t.byte_size());
+    else
+      CopyRows(t.data(), t.shape(), 0, out.data(), out.shape(), 0, shape[0], FindDataType(t.type())->size);
     result.push_back({inputs[i].name, std::move(out)});
   }
   return result;
@@ -75,10 +80,17 @@ Result<std::vector<NamedTensor>> Pad(const std::vector<NamedTensor>& inputs, con
 }  // namespace
 
 void CopyRows(const std::byte* src, std::span<const std::int64_t> src_shape, std::int64_t src_row, std::byte* dst,
-              std::span<const std::int64_t> dst_shape, std::int64_t dst_row, std::int64_t rows, std::size_t element_size) {
+              std::span<const std::int64_t> dst_shape, std::int64_t dst_row, std::int64_t rows,
+              std::size_t element_size) {
   const std::size_t rank = src_shape.size();
-  CopyPlan p{src, dst, src_shape, dst_shape, std::vector<std::int64_t>(rank, 1), std::vector<std::int64_t>(rank, 1),
-             std::vector<bool>(rank, true), element_size};
+  CopyPlan p{src,
+             dst,
+             src_shape,
+             dst_shape,
+             std::vector<std::int64_t>(rank, 1),
+             std::vector<std::int64_t>(rank, 1),
+             std::vector<bool>(rank, true),
+             element_size};
   for (std::size_t a = rank; a-- > 1;) {
     p.src_inner[a - 1] = p.src_inner[a] * src_shape[a];
     p.dst_inner[a - 1] = p.dst_inner[a] * dst_shape[a];
@@ -98,22 +110,25 @@ Result<BucketPlan> PlanBucketing(const BucketingConfig& config, const std::vecto
     plan.input_axis.push_back(AxisOf(in, config.dim));
     found = found || plan.input_axis.back() >= 0;
     for (std::size_t a = 0; a < in.dims.size(); ++a) {
-      if (!in.dims[a].fixed() && !in.dims[a].symbol.empty()) symbols.push_back(fmt::format("{} (input '{}' axis {})", in.dims[a].symbol, in.name, a));
+      if (!in.dims[a].fixed() && !in.dims[a].symbol.empty())
+        symbols.push_back(fmt::format("{} (input '{}' axis {})", in.dims[a].symbol, in.name, a));
     }
   }
   if (!found) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("bucketing.dim '{}' is not a symbolic dimension (after the batch axis) of any input; the "
-                                 "model's symbolic dimensions are: {}",
-                                 config.dim, symbols.empty() ? std::string("none") : fmt::format("{}", fmt::join(symbols, ", "))));
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("bucketing.dim '{}' is not a symbolic dimension (after the batch axis) of any input; the "
+                    "model's symbolic dimensions are: {}",
+                    config.dim, symbols.empty() ? std::string("none") : fmt::format("{}", fmt::join(symbols, ", "))));
   }
   for (const auto& out : outputs) plan.output_axis.push_back(AxisOf(out, config.dim));
   plan.mask_input = config.mask_input;
   if (!plan.mask_input.empty()) {
-    auto it = std::find_if(inputs.begin(), inputs.end(), [&](const TensorSpec& s) { return s.name == plan.mask_input; });
+    auto it =
+        std::find_if(inputs.begin(), inputs.end(), [&](const TensorSpec& s) { return s.name == plan.mask_input; });
     if (it == inputs.end()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("bucketing.mask_input '{}' is not an input of the model",
-                                                                plan.mask_input));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("bucketing.mask_input '{}' is not an input of the model", plan.mask_input));
     }
     if (!Mentions(*it, config.dim)) {
       return MakeError(ErrorKind::kInvalidArgument, fmt::format("bucketing.mask_input '{}' ({}) has no '{}' dimension",
@@ -147,7 +162,9 @@ Status VerifyPaddingInvariance(Session& session, const std::vector<TensorSpec>& 
   ORTKIT_ASSIGN_OR_RETURN(auto plain_inputs, SynthesizeInputs(inputs, hints, synth));
   ORTKIT_ASSIGN_OR_RETURN(auto padded_inputs, Pad(plain_inputs, *plan, padded));
   auto plain = RunSession(session, RunRequest{plain_inputs, {}});
-  if (!plain.ok()) return MakeError(plain.error().kind, "the padding-invariance check could not run the model: " + plain.error().message);
+  if (!plain.ok())
+    return MakeError(plain.error().kind,
+                     "the padding-invariance check could not run the model: " + plain.error().message);
   auto with_padding = RunSession(session, RunRequest{padded_inputs, {}});
   if (!with_padding.ok()) {
     return MakeError(ErrorKind::kInvalidArgument,
@@ -155,9 +172,11 @@ Status VerifyPaddingInvariance(Session& session, const std::vector<TensorSpec>& 
                                  plan->config.dim, length, padded, with_padding.error().message));
   }
   const std::string mask_note =
-      plan->mask_input.empty() ? std::string(" (no mask input was found: padded positions are attended to; set "
-                                             "bucketing.mask_input or disable bucketing)")
-                               : fmt::format(" (padding filled with 0 in every input, mask '{}' included)", plan->mask_input);
+      plan->mask_input.empty()
+          ? std::string(
+                " (no mask input was found: padded positions are attended to; set "
+                "bucketing.mask_input or disable bucketing)")
+          : fmt::format(" (padding filled with 0 in every input, mask '{}' included)", plan->mask_input);
   for (std::size_t o = 0; o < plain->size(); ++o) {
     const Tensor& want = (*plain)[o].tensor;
     const Tensor& got = (*with_padding)[o].tensor;
@@ -175,10 +194,11 @@ Status VerifyPaddingInvariance(Session& session, const std::vector<TensorSpec>& 
       cut_shape[plan->output_axis[o]] = std::min(cut_shape[plan->output_axis[o]], length);
     }
     if (cut_shape != want.shape() || got.is_string()) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("bucketing refused: output '{}' does not follow the padding along '{}': {} without "
-                                   "padding, {} padded from {} to {}",
-                                   (*plain)[o].name, plan->config.dim, want.Describe(), got.Describe(), length, padded));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("bucketing refused: output '{}' does not follow the padding along '{}': {} without "
+                      "padding, {} padded from {} to {}",
+                      (*plain)[o].name, plan->config.dim, want.Describe(), got.Describe(), length, padded));
     }
     ORTKIT_ASSIGN_OR_RETURN(Tensor cut, Tensor::Allocate(got.type(), cut_shape));
     CopyRows(got.data(), got.shape(), 0, cut.data(), cut.shape(), 0, got.shape().empty() ? 0 : got.shape()[0],
@@ -186,11 +206,12 @@ Status VerifyPaddingInvariance(Session& session, const std::vector<TensorSpec>& 
     if (got.shape().empty()) std::memcpy(cut.data(), got.data(), got.byte_size());
     OutputComparison c = CompareTensors((*plain)[o].name, want, cut, Tolerance{1e-4, 1e-4});
     if (!c.passed) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("bucketing refused: output '{}' changes when inputs are padded along '{}' from {} to "
-                                   "{}: max abs error {:.3g} (at {}), {} of {} elements differ{}",
-                                   (*plain)[o].name, plan->config.dim, length, padded, c.max_abs_error,
-                                   ShapeToString(c.worst_position), c.mismatches, c.elements, mask_note));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("bucketing refused: output '{}' changes when inputs are padded along '{}' from {} to "
+                      "{}: max abs error {:.3g} (at {}), {} of {} elements differ{}",
+                      (*plain)[o].name, plan->config.dim, length, padded, c.max_abs_error,
+                      ShapeToString(c.worst_position), c.mismatches, c.elements, mask_note));
     }
   }
   return OkStatus();

@@ -24,7 +24,8 @@ namespace ortkit::serve {
 /// keeps its padding (whatever it held), a smaller one receives the source cut. This is both
 /// "pad into a batch" and "cut out of a batch".
 void CopyRows(const std::byte* src, std::span<const std::int64_t> src_shape, std::int64_t src_row, std::byte* dst,
-              std::span<const std::int64_t> dst_shape, std::int64_t dst_row, std::int64_t rows, std::size_t element_size);
+              std::span<const std::int64_t> dst_shape, std::int64_t dst_row, std::int64_t rows,
+              std::size_t element_size);
 
 /// Where the bucketed dimension sits in each input and output of a model.
 struct BucketPlan {

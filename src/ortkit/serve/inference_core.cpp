@@ -40,9 +40,10 @@ Status InferenceCore::LoadModels() {
     threads += per_instance * m->config().instances;
   }
   if (threads > cores) {
-    notes_.push_back(fmt::format("{} instances use {} intra-op threads in all on {} cores: they will compete; lower "
-                                 "instances or session.intra_op_threads",
-                                 instances, threads, cores));
+    notes_.push_back(
+        fmt::format("{} instances use {} intra-op threads in all on {} cores: they will compete; lower "
+                    "instances or session.intra_op_threads",
+                    instances, threads, cores));
   }
   for (auto& m : models_) {
     Status loaded = m->Load(*runtime_, intra, &notes_);
@@ -60,7 +61,8 @@ Result<ServedModel*> InferenceCore::Find(const std::string& name, const std::str
   auto it = std::find_if(models_.begin(), models_.end(), [&](const auto& m) { return m->name() == name; });
   if (it == models_.end()) return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
   if (!version.empty() && version != "1") {
-    return MakeError(ErrorKind::kNotFound, fmt::format("model '{}' has no version '{}' (it serves version 1)", name, version));
+    return MakeError(ErrorKind::kNotFound,
+                     fmt::format("model '{}' has no version '{}' (it serves version 1)", name, version));
   }
   return it->get();
 }

@@ -34,7 +34,8 @@ struct HistogramFamily {
 };
 
 constexpr HistogramFamily kHistograms[] = {
-    {"ortkit_queue_duration_us", "Microseconds from arrival to the start of the request's first run", &ModelMetrics::queue_us},
+    {"ortkit_queue_duration_us", "Microseconds from arrival to the start of the request's first run",
+     &ModelMetrics::queue_us},
     {"ortkit_compute_duration_us", "Microseconds of one session run (per execution)", &ModelMetrics::compute_us},
     {"ortkit_request_duration_us", "Microseconds from arrival to the answer", &ModelMetrics::request_us},
 };
@@ -69,7 +70,8 @@ std::string RenderPrometheus(std::span<const MetricsSample> models) {
   for (const auto& family : kCounters) {
     out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", family.name, family.help, family.name);
     for (const auto& m : models) {
-      out += fmt::format("{}{{{}}} {}\n", family.name, Labels(m.model), (m.metrics->*family.field).load(std::memory_order_relaxed));
+      out += fmt::format("{}{{{}}} {}\n", family.name, Labels(m.model),
+                         (m.metrics->*family.field).load(std::memory_order_relaxed));
     }
   }
   out += "# HELP ortkit_queue_depth Requests waiting in the model's queue\n# TYPE ortkit_queue_depth gauge\n";

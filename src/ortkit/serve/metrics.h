@@ -13,8 +13,8 @@ namespace ortkit::serve {
 /// A cumulative histogram of durations in microseconds, with fixed bucket bounds.
 class LatencyHistogram {
  public:
-  static constexpr std::array<std::int64_t, 16> kBoundsUs = {50,    100,    250,    500,    1000,   2500,    5000,   10000,
-                                                             25000, 50000,  100000, 250000, 500000, 1000000, 2500000, 10000000};
+  static constexpr std::array<std::int64_t, 16> kBoundsUs = {
+      50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 10000000};
   void Observe(std::int64_t microseconds);
   /// Appends the _bucket/_sum/_count lines of `name` with the label text `labels` ("model=\"encoder\"").
   void Render(const std::string& name, const std::string& labels, std::string* out) const;
@@ -32,9 +32,9 @@ struct ModelMetrics {
   std::atomic<std::uint64_t> timed_out{0};        ///< of the failures: deadline passed in the queue
   std::atomic<std::uint64_t> inference_count{0};  ///< rows inferred
   std::atomic<std::uint64_t> execution_count{0};  ///< session runs; inference/execution = average batch size
-  LatencyHistogram queue_us;    ///< enqueue to the start of its first run
-  LatencyHistogram compute_us;  ///< one session run (per execution)
-  LatencyHistogram request_us;  ///< enqueue to answer
+  LatencyHistogram queue_us;                      ///< enqueue to the start of its first run
+  LatencyHistogram compute_us;                    ///< one session run (per execution)
+  LatencyHistogram request_us;                    ///< enqueue to answer
 };
 
 /// One model's metrics and its queue depth, sampled by the caller.

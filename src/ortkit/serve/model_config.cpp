@@ -206,7 +206,8 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: not valid JSON: {}", origin, e.what()));
   }
   if (!root.is_object()) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: expected a JSON object, got {}", origin, root.type_name()));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{}: expected a JSON object, got {}", origin, root.type_name()));
   }
   ModelConfig config;
   Reader r(root, "", origin);
@@ -252,8 +253,10 @@ std::string ModelConfigToJson(const ModelConfig& config) {
                    {"priority_levels", b.priority_levels}};
   if (config.bucketing.enabled) {
     json k = {{"dim", config.bucketing.dim}, {"mask_input", config.bucketing.mask_input}};
-    if (config.bucketing.multiple_of > 0) k["multiple_of"] = config.bucketing.multiple_of;
-    else k["boundaries"] = config.bucketing.boundaries;
+    if (config.bucketing.multiple_of > 0)
+      k["multiple_of"] = config.bucketing.multiple_of;
+    else
+      k["boundaries"] = config.bucketing.boundaries;
     j["bucketing"] = k;
   } else {
     j["bucketing"] = nullptr;

@@ -30,9 +30,9 @@ struct BatchingConfig {
   int max_batch_size = 16;  ///< rows per Run; 0 (or enabled=false): one request per Run
   std::int64_t max_queue_delay_us = 500;
   std::vector<int> preferred_batch_sizes;
-  int max_queue_size = 256;    ///< queued requests beyond which new ones are rejected at once
+  int max_queue_size = 256;     ///< queued requests beyond which new ones are rejected at once
   std::int64_t timeout_us = 0;  ///< deadline of a request in the queue; 0: none
-  int priority_levels = 1;     ///< request priority 1 (highest) .. priority_levels; 0 or absent: the lowest
+  int priority_levels = 1;      ///< request priority 1 (highest) .. priority_levels; 0 or absent: the lowest
 
   /// Rows per Run after `enabled` is applied: 0 when batching is off.
   int EffectiveMaxBatchSize() const { return enabled ? max_batch_size : 0; }
@@ -41,8 +41,8 @@ struct BatchingConfig {
 /// "bucketing": pad a symbolic dimension up to bucket boundaries so that requests of different
 /// lengths share a batch.
 struct BucketingConfig {
-  bool enabled = false;  ///< true when the key is present and not null
-  std::string dim;       ///< symbolic dimension name ("seq_len")
+  bool enabled = false;                  ///< true when the key is present and not null
+  std::string dim;                       ///< symbolic dimension name ("seq_len")
   std::vector<std::int64_t> boundaries;  ///< strictly ascending
   std::int64_t multiple_of = 0;          ///< instead of boundaries
   std::string mask_input;                ///< empty: detected (an input whose name contains "mask")

@@ -8,7 +8,8 @@ namespace ortkit::serve {
 
 Status CheckModelName(const std::string& name) {
   if (name.empty()) return MakeError(ErrorKind::kInvalidArgument, "a model name is empty");
-  if (name.front() == '.') return MakeError(ErrorKind::kInvalidArgument, fmt::format("model name '{}' starts with '.'", name));
+  if (name.front() == '.')
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("model name '{}' starts with '.'", name));
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
       return MakeError(ErrorKind::kInvalidArgument,
@@ -28,7 +29,8 @@ Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<s
   } else {
     source.path = flag;
   }
-  if (source.path.empty()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--model '{}': no path after '='", flag));
+  if (source.path.empty())
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--model '{}': no path after '='", flag));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(source.path, ec)) {
     return MakeError(ErrorKind::kNotFound, fmt::format("--model {}: no such file {}", flag, source.path.string()));

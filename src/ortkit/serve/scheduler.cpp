@@ -11,8 +11,10 @@ BatchDecision DecideBatch(std::span<const QueueEntry> queue, TimePoint now, cons
   std::vector<std::size_t> order;
   order.reserve(queue.size());
   for (std::size_t i = 0; i < queue.size(); ++i) {
-    if (!queue[i].started && queue[i].deadline <= now) decision.expired.push_back(i);
-    else order.push_back(i);
+    if (!queue[i].started && queue[i].deadline <= now)
+      decision.expired.push_back(i);
+    else
+      order.push_back(i);
   }
   if (order.empty()) return decision;
   // Split requests keep their place: they are older than anything that arrived since.
@@ -30,8 +32,10 @@ BatchDecision DecideBatch(std::span<const QueueEntry> queue, TimePoint now, cons
   for (std::size_t i : order) {
     auto group = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& g) { return queue[g.front()].shape_key == queue[i].shape_key; });
-    if (group == groups.end()) groups.push_back({i});
-    else group->push_back(i);
+    if (group == groups.end())
+      groups.push_back({i});
+    else
+      group->push_back(i);
   }
   const std::int64_t max_rows = policy.max_batch_size;
   for (const auto& group : groups) {

@@ -52,10 +52,10 @@ struct BatchDecision {
 /// the group whose head comes first and that is due runs: a group is due when it holds
 /// max_batch_size rows, when its rows equal a preferred batch size, when its head has waited
 /// max_queue_delay, when `draining`, or when no other instance is busy (`others_busy` false):
-/// waiting then only adds latency, since requests pile up by themselves while instances run. A due group yields up to max_batch_size rows, the last
-/// request split when it does not fit (its remaining rows stay queued, first in line). With
-/// max_batch_size 0 the head runs alone with all its rows. Never started requests whose deadline
-/// is <= now are returned in `expired` and take no part in the decision.
+/// waiting then only adds latency, since requests pile up by themselves while instances run. A due group yields up to
+/// max_batch_size rows, the last request split when it does not fit (its remaining rows stay queued, first in line).
+/// With max_batch_size 0 the head runs alone with all its rows. Never started requests whose deadline is <= now are
+/// returned in `expired` and take no part in the decision.
 BatchDecision DecideBatch(std::span<const QueueEntry> queue, TimePoint now, const BatchPolicy& policy, bool draining,
                           bool others_busy);
 
@@ -166,8 +166,10 @@ class BatchQueue {
           more_due = !entries_.empty() && !idle_.empty();
           break;
         }
-        if (decision.wake_at == TimePoint::max()) wake_.wait(lock);
-        else wake_.wait_until(lock, decision.wake_at);
+        if (decision.wake_at == TimePoint::max())
+          wake_.wait(lock);
+        else
+          wake_.wait_until(lock, decision.wake_at);
       }
     }
     // Another idle worker may find the rest due; wake it outside the lock.

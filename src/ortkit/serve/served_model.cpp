@@ -21,8 +21,8 @@ namespace ortkit::serve {
 struct PendingRequest {
   InferRequest request;
   InferCallback done;
-  std::vector<const Tensor*> inputs;  // in the model's input order, pointing into request.inputs
-  std::vector<std::size_t> wanted;    // model output indices to answer with
+  std::vector<const Tensor*> inputs;                   // in the model's input order, pointing into request.inputs
+  std::vector<std::size_t> wanted;                     // model output indices to answer with
   std::vector<std::vector<std::int64_t>> batch_inner;  // per input: the shape below axis 0 in a batch (padded)
   std::int64_t rows = 1;
   std::int64_t length = -1;  // along the bucketed dim; -1 without bucketing
@@ -130,7 +130,8 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
       }
     }
     auto synthetic = SynthesizeInputs(inputs_, hints, two);
-    if (!synthetic.ok()) return MakeError(synthetic.error().kind, "making inputs of 2 rows: " + synthetic.error().message);
+    if (!synthetic.ok())
+      return MakeError(synthetic.error().kind, "making inputs of 2 rows: " + synthetic.error().message);
     auto result = RunSession(first, RunRequest{*synthetic, {}});
     if (!result.ok()) {
       not_batchable = "running 2 rows failed: " + result.error().message;
@@ -150,8 +151,8 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
 
   if (config.bucketing.enabled) {
     if (!batchable_ || config.batching.EffectiveMaxBatchSize() == 0) {
-      notes->push_back(fmt::format("model '{}': bucketing off: it only helps requests share a batch, and batching is off",
-                                   source_.name));
+      notes->push_back(fmt::format(
+          "model '{}': bucketing off: it only helps requests share a batch, and batching is off", source_.name));
       config.bucketing.enabled = false;
     } else {
       ORTKIT_ASSIGN_OR_RETURN(bucket_plan_, PlanBucketing(config.bucketing, inputs_, outputs_));
@@ -196,18 +197,20 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
     const std::size_t index = it - inputs_.begin();
     if (p->inputs[index] != nullptr) return invalid(fmt::format("input '{}' is given twice", in.name));
     if (in.tensor.type() != it->type) {
-      return invalid(fmt::format("input '{}' has datatype {} but the model expects {}", in.name, TypeName(in.tensor.type()),
-                                 TypeName(it->type)));
+      return invalid(fmt::format("input '{}' has datatype {} but the model expects {}", in.name,
+                                 TypeName(in.tensor.type()), TypeName(it->type)));
     }
     const auto& shape = in.tensor.shape();
     if (shape.size() != it->dims.size()) {
       return invalid(fmt::format("input '{}' has shape {} (rank {}) but the model expects rank {} ({})", in.name,
-                                 ShapeToString(shape), shape.size(), it->dims.size(), ShapeToString(ProtocolShape(*it))));
+                                 ShapeToString(shape), shape.size(), it->dims.size(),
+                                 ShapeToString(ProtocolShape(*it))));
     }
     for (std::size_t d = 0; d < shape.size(); ++d) {
       if (it->dims[d].fixed() && it->dims[d].value != shape[d]) {
-        return invalid(fmt::format("input '{}' has shape {} but the model expects {} (dimension {} must be {})", in.name,
-                                   ShapeToString(shape), ShapeToString(ProtocolShape(*it)), d, it->dims[d].value));
+        return invalid(fmt::format("input '{}' has shape {} but the model expects {} (dimension {} must be {})",
+                                   in.name, ShapeToString(shape), ShapeToString(ProtocolShape(*it)), d,
+                                   it->dims[d].value));
       }
     }
     p->inputs[index] = &in.tensor;
@@ -237,8 +240,9 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
                                    p->inputs[i]->shape()[0], inputs_[0].name, p->rows));
       }
     }
-    if (p->rows < 1) return invalid(fmt::format("input '{}' has no rows (shape {})", inputs_[0].name,
-                                                ShapeToString(p->inputs[0]->shape())));
+    if (p->rows < 1)
+      return invalid(
+          fmt::format("input '{}' has no rows (shape {})", inputs_[0].name, ShapeToString(p->inputs[0]->shape())));
   }
   for (const auto& name : request.outputs) {
     auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const TensorSpec& s) { return s.name == name; });
@@ -255,9 +259,10 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
   }
   const int levels = source_.config.batching.priority_levels;
   if (request.priority < 0 || request.priority > levels) {
-    return invalid(fmt::format("priority {} is out of range: model '{}' has priority levels 1 (most urgent) to {}, "
-                               "0 meaning the lowest",
-                               request.priority, source_.name, levels));
+    return invalid(
+        fmt::format("priority {} is out of range: model '{}' has priority levels 1 (most urgent) to {}, "
+                    "0 meaning the lowest",
+                    request.priority, source_.name, levels));
   }
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const auto& shape = p->inputs[i]->shape();
@@ -312,7 +317,8 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
       entry.shape_key.push_back('|');
     }
   }
-  Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/dispatch == Dispatch::kWorker || (dispatch == Dispatch::kHere && !alone));
+  Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/dispatch == Dispatch::kWorker ||
+                                                                 (dispatch == Dispatch::kHere && !alone));
   if (!queued.ok()) {
     metrics_.rejected.fetch_add(1, std::memory_order_relaxed);
     Fail(*pending, queued.error());
@@ -423,11 +429,12 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
                                                 static_cast<ONNXTensorElementDataType>(source->type())));
     }
     outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names_.data(), values.data(), values.size(),
-                                          output_names_.data(), output_names_.size());
+                                output_names_.data(), output_names_.size());
   } catch (const Ort::Exception& e) {
     error = MakeError(ErrorKind::kRuntime, fmt::format("model '{}' failed to run: {}", source_.name, e.what()));
   } catch (const std::exception& e) {
-    error = MakeError(ErrorKind::kInternal, fmt::format("model '{}': assembling the batch: {}", source_.name, e.what()));
+    error =
+        MakeError(ErrorKind::kInternal, fmt::format("model '{}': assembling the batch: {}", source_.name, e.what()));
   }
   const TimePoint finish = Clock::now();
   metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
@@ -439,8 +446,8 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
     for (std::size_t o = 0; o < outputs.size() && !error; ++o) {
       shapes.push_back(outputs[o].GetTensorTypeAndShapeInfo().GetShape());
       if (batchable_ && (shapes.back().empty() || shapes.back()[0] != total_rows)) {
-        error = MakeError(ErrorKind::kRuntime, fmt::format("output '{}' has shape {} for a batch of {} rows", outputs_[o].name,
-                                                           ShapeToString(shapes.back()), total_rows));
+        error = MakeError(ErrorKind::kRuntime, fmt::format("output '{}' has shape {} for a batch of {} rows",
+                                                           outputs_[o].name, ShapeToString(shapes.back()), total_rows));
       }
     }
   }
@@ -510,6 +517,8 @@ void ServedModel::Stop() {
   ready_ = false;
 }
 
-MetricsSample ServedModel::Sample() const { return MetricsSample{source_.name, &metrics_, queue_ ? queue_->depth() : 0}; }
+MetricsSample ServedModel::Sample() const {
+  return MetricsSample{source_.name, &metrics_, queue_ ? queue_->depth() : 0};
+}
 
 }  // namespace ortkit::serve

@@ -46,7 +46,7 @@ class ServedModel {
 
   const std::string& name() const { return source_.name; }
   bool ready() const { return ready_.load(); }
-  const ModelMetadata& metadata() const { return metadata_; }  ///< valid once ready()
+  const ModelMetadata& metadata() const { return metadata_; }   ///< valid once ready()
   const ModelConfig& config() const { return source_.config; }  ///< what Load() settled on
   MetricsSample Sample() const;
 

@@ -12,7 +12,7 @@ struct TensorStats {
   std::int64_t finite = 0;  ///< elements that are neither NaN nor Inf
   std::int64_t nan = 0;
   std::int64_t inf = 0;
-  double min = 0;   ///< over finite elements; 0 when none
+  double min = 0;  ///< over finite elements; 0 when none
   double max = 0;
   double mean = 0;
 };

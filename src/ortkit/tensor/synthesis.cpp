@@ -26,8 +26,8 @@ bool Contains(const std::string& haystack, std::initializer_list<const char*> ne
 
 // Ops through which an input's values reach a consumer unchanged in meaning (indices stay indices).
 bool PassesValuesThrough(const std::string& op) {
-  static const std::set<std::string> kOps = {"Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
-                                             "Expand", "Transpose", "Slice", "Concat", "Tile", "CastLike"};
+  static const std::set<std::string> kOps = {"Cast",   "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity",
+                                             "Expand", "Transpose", "Slice",   "Concat",  "Tile",    "CastLike"};
   return kOps.count(op) > 0;
 }
 
@@ -53,7 +53,8 @@ double FirstValue(const onnx::TensorProto& t) {
     case onnx::TensorProto::DOUBLE: return read(double{});
     case onnx::TensorProto::INT64: return read(std::int64_t{});
     case onnx::TensorProto::INT32: return read(std::int32_t{});
-    case onnx::TensorProto::BOOL: case onnx::TensorProto::UINT8: return read(std::uint8_t{});
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::UINT8: return read(std::uint8_t{});
     case onnx::TensorProto::INT8: return read(std::int8_t{});
     default: return 0;
   }
@@ -145,7 +146,8 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
 std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis) {
   if (Contains(symbol, {"batch", "bs"}) || symbol == "N" || symbol == "n" || (symbol.empty() && axis == 0)) return 1;
   if (Contains(symbol, {"seq", "len", "token", "time", "step", "sentence", "frames"})) return 16;
-  if (Contains(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w") return 32;
+  if (Contains(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w")
+    return 32;
   return 4;
 }
 
@@ -159,29 +161,36 @@ Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs
   for (const auto& [name, value] : plan.dims) {
     if (!symbols.count(name)) {
       return MakeError(ErrorKind::kInvalidArgument,
-                       symbols.empty() ? fmt::format("--dim {}={}: the model has no symbolic input dimensions", name, value)
-                                       : fmt::format("--dim {}={}: no input has a dimension named '{}'; symbolic dimensions: {}",
-                                                     name, value, name, fmt::join(symbols, ", ")));
+                       symbols.empty()
+                           ? fmt::format("--dim {}={}: the model has no symbolic input dimensions", name, value)
+                           : fmt::format("--dim {}={}: no input has a dimension named '{}'; symbolic dimensions: {}",
+                                         name, value, name, fmt::join(symbols, ", ")));
     }
-    if (value < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}={}: sizes must be >= 0", name, value));
+    if (value < 0)
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}={}: sizes must be >= 0", name, value));
   }
   for (const auto& [name, shape] : plan.shapes) {
-    auto spec = std::find_if(inputs.begin(), inputs.end(), [&input = name](const TensorSpec& s) { return s.name == input; });
+    auto spec =
+        std::find_if(inputs.begin(), inputs.end(), [&input = name](const TensorSpec& s) { return s.name == input; });
     if (spec == inputs.end()) {
       std::vector<std::string> names;
       for (const auto& s : inputs) names.push_back(s.name);
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("--shape {}: the model has no input named '{}'; inputs: {}", name, name, fmt::join(names, ", ")));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("--shape {}: the model has no input named '{}'; inputs: {}", name, name, fmt::join(names, ", ")));
     }
     if (spec->dims.size() != shape.size()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}={}: the input has rank {} ({})", name,
-                                                                ShapeToString(shape), spec->dims.size(), spec->Describe()));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--shape {}={}: the input has rank {} ({})", name, ShapeToString(shape),
+                                   spec->dims.size(), spec->Describe()));
     }
     for (std::size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}: negative dimension", name));
+      if (shape[i] < 0)
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}: negative dimension", name));
       if (spec->dims[i].fixed() && spec->dims[i].value != shape[i]) {
-        return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}={}: dimension {} is fixed to {} ({})", name,
-                                                                  ShapeToString(shape), i, spec->dims[i].value, spec->Describe()));
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("--shape {}={}: dimension {} is fixed to {} ({})", name, ShapeToString(shape), i,
+                                     spec->dims[i].value, spec->Describe()));
       }
     }
   }
@@ -205,12 +214,14 @@ Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const Inp
 }
 
 Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
-                                                  const std::map<std::string, ValueHint>& hints, const InputPlan& plan) {
+                                                  const std::map<std::string, ValueHint>& hints,
+                                                  const InputPlan& plan) {
   std::vector<NamedTensor> out;
   for (const auto& spec : specs) {
     if (!spec.is_tensor) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("input '{}' is not a tensor (sequence/map/optional); give it with --input", spec.name));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("input '{}' is not a tensor (sequence/map/optional); give it with --input", spec.name));
     }
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
     ORTKIT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(spec.type, shape));
@@ -232,9 +243,12 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
           case ValueHint::Kind::kChoice: v = hint.choice; break;
           case ValueHint::Kind::kNormal:
           default:
-            if (spec.type == DataType::kBool) v = coin(rng) ? 1 : 0;
-            else if (info->is_float) v = normal(rng);
-            else v = static_cast<double>(small(rng));
+            if (spec.type == DataType::kBool)
+              v = coin(rng) ? 1 : 0;
+            else if (info->is_float)
+              v = normal(rng);
+            else
+              v = static_cast<double>(small(rng));
         }
         t.SetFromDouble(i, v);
       }

@@ -55,7 +55,8 @@ const DataTypeInfo* FindDataTypeByName(std::string_view name) {
 const DataTypeInfo* FindDataTypeByNumpy(std::string_view descr) {
   // numpy writes '|' for one-byte types and '<' for little-endian; '=' means native (little here).
   if (descr.size() == 3 && (descr[0] == '=' || descr[0] == '<' || descr[0] == '|')) {
-    return FindIf([&](const DataTypeInfo& i) { return !i.numpy_descr.empty() && i.numpy_descr.substr(1) == descr.substr(1); });
+    return FindIf(
+        [&](const DataTypeInfo& i) { return !i.numpy_descr.empty() && i.numpy_descr.substr(1) == descr.substr(1); });
   }
   return nullptr;
 }
@@ -81,9 +82,12 @@ std::vector<const DataTypeInfo*> AllDataTypes() {
 Result<std::int64_t> ElementCountOf(std::span<const std::int64_t> shape) {
   std::int64_t count = 1;
   for (std::int64_t d : shape) {
-    if (d < 0) return MakeError(ErrorKind::kInvalidArgument, fmt::format("negative dimension {} in shape {}", d, ShapeToString(shape)));
+    if (d < 0)
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("negative dimension {} in shape {}", d, ShapeToString(shape)));
     if (d != 0 && count > std::numeric_limits<std::int64_t>::max() / d) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("shape {} has too many elements", ShapeToString(shape)));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("shape {} has too many elements", ShapeToString(shape)));
     }
     count *= d;
   }
@@ -97,7 +101,8 @@ void Tensor::AlignedFree::operator()(std::byte* p) const { std::free(p); }
 Result<Tensor> Tensor::Allocate(DataType type, std::vector<std::int64_t> shape) {
   const DataTypeInfo* info = FindDataType(type);
   if (info == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("element type {} is not supported", static_cast<int>(type)));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("element type {} is not supported", static_cast<int>(type)));
   }
   ORTKIT_ASSIGN_OR_RETURN(std::int64_t count, ElementCountOf(shape));
   Tensor t;
@@ -140,8 +145,10 @@ Result<Tensor> Tensor::FromStrings(std::vector<std::int64_t> shape, std::vector<
 
 Tensor Tensor::Clone() const {
   Tensor t = std::move(Allocate(type_, shape_).value());
-  if (is_string()) t.strings_ = strings_;
-  else if (byte_size() > 0) std::memcpy(t.data(), data(), byte_size());
+  if (is_string())
+    t.strings_ = strings_;
+  else if (byte_size() > 0)
+    std::memcpy(t.data(), data(), byte_size());
   return t;
 }
 
@@ -203,7 +210,8 @@ void Tensor::SetFromDouble(std::int64_t i, double v) {
 Result<Tensor> Tensor::SliceRows(std::int64_t begin, std::int64_t end) const {
   if (shape_.empty()) return MakeError(ErrorKind::kInvalidArgument, "cannot slice rows of a scalar");
   if (begin < 0 || end > shape_[0] || begin > end) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("rows [{}, {}) out of range for {}", begin, end, Describe()));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("rows [{}, {}) out of range for {}", begin, end, Describe()));
   }
   std::vector<std::int64_t> shape = shape_;
   shape[0] = end - begin;
@@ -263,8 +271,8 @@ std::uint16_t FloatToHalf(float f) {
   const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
   const std::uint32_t abs = x & 0x7FFFFFFF;
   if (abs >= 0x7F800000) return sign | (abs > 0x7F800000 ? 0x7E00 : 0x7C00);  // NaN / Inf
-  if (abs >= 0x477FF000) return sign | 0x7C00;                               // overflow to Inf
-  if (abs < 0x38800000) {                                                    // subnormal or zero
+  if (abs >= 0x477FF000) return sign | 0x7C00;                                // overflow to Inf
+  if (abs < 0x38800000) {                                                     // subnormal or zero
     if (abs < 0x33000000) return sign;
     const std::uint32_t mantissa = (abs & 0x7FFFFF) | 0x800000;
     const int shift = 113 - static_cast<int>(abs >> 23) + 13;

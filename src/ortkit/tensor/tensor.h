@@ -85,9 +85,13 @@ class Tensor {
   std::byte* data() { return buffer_.get(); }
   const std::byte* data() const { return buffer_.get(); }
   template <typename T>
-  std::span<T> values() { return {reinterpret_cast<T*>(buffer_.get()), static_cast<std::size_t>(count_)}; }
+  std::span<T> values() {
+    return {reinterpret_cast<T*>(buffer_.get()), static_cast<std::size_t>(count_)};
+  }
   template <typename T>
-  std::span<const T> values() const { return {reinterpret_cast<const T*>(buffer_.get()), static_cast<std::size_t>(count_)}; }
+  std::span<const T> values() const {
+    return {reinterpret_cast<const T*>(buffer_.get()), static_cast<std::size_t>(count_)};
+  }
   std::vector<std::string>& strings() { return strings_; }
   const std::vector<std::string>& strings() const { return strings_; }
 
@@ -130,24 +134,57 @@ std::uint16_t FloatToBFloat16(float f);
 /// The DataType for a C++ element type.
 template <typename T>
 constexpr DataType DataTypeOf();
-template <> constexpr DataType DataTypeOf<float>() { return DataType::kFloat32; }
-template <> constexpr DataType DataTypeOf<double>() { return DataType::kFloat64; }
-template <> constexpr DataType DataTypeOf<std::int8_t>() { return DataType::kInt8; }
-template <> constexpr DataType DataTypeOf<std::int16_t>() { return DataType::kInt16; }
-template <> constexpr DataType DataTypeOf<std::int32_t>() { return DataType::kInt32; }
-template <> constexpr DataType DataTypeOf<std::int64_t>() { return DataType::kInt64; }
-template <> constexpr DataType DataTypeOf<std::uint8_t>() { return DataType::kUInt8; }
-template <> constexpr DataType DataTypeOf<std::uint16_t>() { return DataType::kUInt16; }
-template <> constexpr DataType DataTypeOf<std::uint32_t>() { return DataType::kUInt32; }
-template <> constexpr DataType DataTypeOf<std::uint64_t>() { return DataType::kUInt64; }
-template <> constexpr DataType DataTypeOf<bool>() { return DataType::kBool; }
+template <>
+constexpr DataType DataTypeOf<float>() {
+  return DataType::kFloat32;
+}
+template <>
+constexpr DataType DataTypeOf<double>() {
+  return DataType::kFloat64;
+}
+template <>
+constexpr DataType DataTypeOf<std::int8_t>() {
+  return DataType::kInt8;
+}
+template <>
+constexpr DataType DataTypeOf<std::int16_t>() {
+  return DataType::kInt16;
+}
+template <>
+constexpr DataType DataTypeOf<std::int32_t>() {
+  return DataType::kInt32;
+}
+template <>
+constexpr DataType DataTypeOf<std::int64_t>() {
+  return DataType::kInt64;
+}
+template <>
+constexpr DataType DataTypeOf<std::uint8_t>() {
+  return DataType::kUInt8;
+}
+template <>
+constexpr DataType DataTypeOf<std::uint16_t>() {
+  return DataType::kUInt16;
+}
+template <>
+constexpr DataType DataTypeOf<std::uint32_t>() {
+  return DataType::kUInt32;
+}
+template <>
+constexpr DataType DataTypeOf<std::uint64_t>() {
+  return DataType::kUInt64;
+}
+template <>
+constexpr DataType DataTypeOf<bool>() {
+  return DataType::kBool;
+}
 
 template <typename T>
 Result<Tensor> Tensor::FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values) {
   ORTKIT_ASSIGN_OR_RETURN(Tensor t, Allocate(DataTypeOf<T>(), std::move(shape)));
   if (static_cast<std::int64_t>(values.size()) != t.element_count()) {
-    return MakeError(ErrorKind::kInvalidArgument, "FromVector: " + std::to_string(values.size()) +
-                                                      " values for shape " + ShapeToString(t.shape()));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "FromVector: " + std::to_string(values.size()) + " values for shape " + ShapeToString(t.shape()));
   }
   auto out = t.values<T>();
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = values[i];

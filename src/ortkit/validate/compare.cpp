@@ -26,7 +26,8 @@ Tolerance ToleranceRules::For(const std::string& output, DataType type) const {
   return t;
 }
 
-OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual, Tolerance tolerance) {
+OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual,
+                                Tolerance tolerance) {
   OutputComparison c;
   c.name = name;
   c.expected_desc = expected.Describe();
@@ -78,8 +79,10 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
         abs_error = std::fabs(a - e);
         sum_abs += abs_error;
         c.max_abs_error = std::max(c.max_abs_error, abs_error);
-        if (e != 0) c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(e));
-        else if (abs_error > 0) c.max_rel_error = std::max(c.max_rel_error, abs_error / std::max(tolerance.atol, 1e-300));
+        if (e != 0)
+          c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(e));
+        else if (abs_error > 0)
+          c.max_rel_error = std::max(c.max_rel_error, abs_error / std::max(tolerance.atol, 1e-300));
         bad = abs_error > tolerance.atol + tolerance.rtol * std::fabs(e);
       }
       if (bad) {
@@ -127,9 +130,10 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
   if (!c.passed && c.strings) {
     c.problem = fmt::format("{} of {} strings differ", c.mismatches, c.elements);
   } else if (!c.passed) {
-    c.problem = fmt::format("{} of {} elements ({:.3g}%) exceed atol {:g} + rtol {:g} × |expected|", c.mismatches, c.elements,
-                            100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
-                            tolerance.atol, tolerance.rtol);
+    c.problem = fmt::format(
+        "{} of {} elements ({:.3g}%) exceed atol {:g} + rtol {:g} × |expected|", c.mismatches, c.elements,
+        100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
+        tolerance.atol, tolerance.rtol);
     if (c.nan_only_actual > 0) c.problem += fmt::format("; {} NaN only in the run", c.nan_only_actual);
     if (c.nan_only_expected > 0) c.problem += fmt::format("; {} NaN only in the reference", c.nan_only_expected);
     if (c.inf_mismatch > 0) c.problem += fmt::format("; {} infinities disagree", c.inf_mismatch);
@@ -155,8 +159,11 @@ nlohmann::json OutputComparison::ToJson() const {
                       {"nan_only_expected", nan_only_expected},
                       {"inf_mismatch", inf_mismatch}};
   if (worst_index >= 0) {
-    j["worst"] = strings ? nlohmann::json{{"index", worst_position}, {"expected", worst_expected_string}, {"actual", worst_actual_string}}
-                         : nlohmann::json{{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
+    j["worst"] =
+        strings ? nlohmann::json{{"index", worst_position},
+                                 {"expected", worst_expected_string},
+                                 {"actual", worst_actual_string}}
+                : nlohmann::json{{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
   }
   if (!problem.empty()) j["problem"] = problem;
   return j;

@@ -45,10 +45,10 @@ struct OutputComparison {
   double max_abs_error = 0;
   double max_rel_error = 0;
   double mean_abs_error = 0;
-  std::int64_t nan_only_actual = 0;    ///< NaN in the run where the reference has a number
+  std::int64_t nan_only_actual = 0;  ///< NaN in the run where the reference has a number
   std::int64_t nan_only_expected = 0;
-  std::int64_t inf_mismatch = 0;       ///< an infinity on one side only, or of opposite sign
-  std::int64_t worst_index = -1;       ///< flat index of the worst element, -1 when none
+  std::int64_t inf_mismatch = 0;             ///< an infinity on one side only, or of opposite sign
+  std::int64_t worst_index = -1;             ///< flat index of the worst element, -1 when none
   std::vector<std::int64_t> worst_position;  ///< the same as a multi-index
   double worst_expected = 0;
   double worst_actual = 0;
@@ -63,12 +63,13 @@ struct OutputComparison {
 
 /// Compares one output. Types must match exactly (a float64 reference for a float32 output is a
 /// type mismatch); shapes must match exactly.
-OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual, Tolerance tolerance);
+OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual,
+                                Tolerance tolerance);
 
 struct ComparisonReport {
   std::vector<OutputComparison> outputs;
-  std::vector<std::string> missing_in_run;        ///< reference outputs the model did not produce
-  std::vector<std::string> not_in_reference;      ///< model outputs the reference does not hold
+  std::vector<std::string> missing_in_run;    ///< reference outputs the model did not produce
+  std::vector<std::string> not_in_reference;  ///< model outputs the reference does not hold
   bool Passed() const;
   nlohmann::json ToJson() const;
 };

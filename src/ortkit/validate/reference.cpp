@@ -24,7 +24,8 @@ bool Has(const std::vector<TensorSpec>& specs, const std::string& name) {
 }
 
 // Positional test-case tensors ("input_K" without a stored name) take the K-th model name.
-void NamePositional(std::vector<NamedTensor>& tensors, const std::vector<bool>& name_given, const std::vector<TensorSpec>& specs) {
+void NamePositional(std::vector<NamedTensor>& tensors, const std::vector<bool>& name_given,
+                    const std::vector<TensorSpec>& specs) {
   for (std::size_t k = 0; k < tensors.size(); ++k) {
     if (k < name_given.size() && !name_given[k] && k < specs.size()) tensors[k].name = specs[k].name;
   }
@@ -43,35 +44,41 @@ Status TakeUint16AsBFloat16(std::vector<NamedTensor>& tensors, const std::vector
   return OkStatus();
 }
 
-Status CheckCase(const ReferenceCase& c, const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs) {
+Status CheckCase(const ReferenceCase& c, const std::vector<TensorSpec>& inputs,
+                 const std::vector<TensorSpec>& outputs) {
   for (const auto& t : c.inputs) {
     if (!Has(inputs, t.name)) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("reference {}: input '{}' is not an input of the model (inputs: {})",
-                                                                c.label, t.name, fmt::join(Names(inputs), ", ")));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("reference {}: input '{}' is not an input of the model (inputs: {})", c.label,
+                                   t.name, fmt::join(Names(inputs), ", ")));
     }
   }
   for (const auto& t : c.expected) {
     if (!Has(outputs, t.name)) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("reference {}: output '{}' is not an output of the model (outputs: {})",
-                                                                c.label, t.name, fmt::join(Names(outputs), ", ")));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("reference {}: output '{}' is not an output of the model (outputs: {})", c.label,
+                                   t.name, fmt::join(Names(outputs), ", ")));
     }
   }
   for (const auto& spec : inputs) {
     if (std::none_of(c.inputs.begin(), c.inputs.end(), [&](const NamedTensor& t) { return t.name == spec.name; })) {
       return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("reference {}: it holds no value for the model's input '{}' ({})", c.label, spec.name, spec.Describe()));
+                       fmt::format("reference {}: it holds no value for the model's input '{}' ({})", c.label,
+                                   spec.name, spec.Describe()));
     }
   }
   if (c.expected.empty()) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("reference {}: it holds no expected outputs (model outputs: {})",
-                                                              c.label, fmt::join(Names(outputs), ", ")));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("reference {}: it holds no expected outputs (model outputs: {})", c.label,
+                                 fmt::join(Names(outputs), ", ")));
   }
   return OkStatus();
 }
 
 }  // namespace
 
-Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path, const std::vector<TensorSpec>& inputs,
+Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path,
+                                                 const std::vector<TensorSpec>& inputs,
                                                  const std::vector<TensorSpec>& outputs) {
   std::vector<ReferenceCase> cases;
   std::error_code ec;
@@ -104,12 +111,15 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
     ReferenceCase c;
     c.label = path.filename().string();
     for (auto& t : tensors) {
-      if (Has(inputs, t.name)) c.inputs.push_back(std::move(t));
-      else if (Has(outputs, t.name)) c.expected.push_back(std::move(t));
+      if (Has(inputs, t.name))
+        c.inputs.push_back(std::move(t));
+      else if (Has(outputs, t.name))
+        c.expected.push_back(std::move(t));
       else {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("reference '{}': tensor '{}' is neither an input ({}) nor an output ({}) of the model",
-                                     path.string(), t.name, fmt::join(Names(inputs), ", "), fmt::join(Names(outputs), ", ")));
+        return MakeError(
+            ErrorKind::kInvalidArgument,
+            fmt::format("reference '{}': tensor '{}' is neither an input ({}) nor an output ({}) of the model",
+                        path.string(), t.name, fmt::join(Names(inputs), ", "), fmt::join(Names(outputs), ", ")));
       }
     }
     cases.push_back(std::move(c));
@@ -123,7 +133,8 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
 }
 
 bool ValidationReport::Passed() const {
-  return !cases.empty() && std::all_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.ran && c.comparison.Passed(); });
+  return !cases.empty() &&
+         std::all_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.ran && c.comparison.Passed(); });
 }
 
 nlohmann::json ValidationReport::ToJson() const {
@@ -133,14 +144,15 @@ nlohmann::json ValidationReport::ToJson() const {
     if (!c.ran) {
       cj["run_error"] = c.run_error;
       cj["diagnosis"] = TranslateRuntimeError(c.run_error, {}, true);
-    }
-    else cj["comparison"] = c.comparison.ToJson();
+    } else
+      cj["comparison"] = c.comparison.ToJson();
     j["cases"].push_back(cj);
   }
   return j;
 }
 
-ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases, const ToleranceRules& tolerance) {
+ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
+                                 const ToleranceRules& tolerance) {
   ValidationReport report;
   for (const auto& c : cases) {
     CaseResult result;

@@ -27,7 +27,8 @@ struct ReferenceCase {
 /// input, or a reference with no expected outputs is an error naming the tensor and listing the
 /// model's names. A uint16 tensor for a bfloat16 input or output is read as bfloat16 bit patterns
 /// (how numpy-based tools, ONNX's test data among them, store bfloat16).
-Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path, const std::vector<TensorSpec>& inputs,
+Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& path,
+                                                 const std::vector<TensorSpec>& inputs,
                                                  const std::vector<TensorSpec>& outputs);
 
 struct CaseResult {
@@ -46,6 +47,7 @@ struct ValidationReport {
 };
 
 /// Runs every case on `session` and compares with its expected outputs.
-ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases, const ToleranceRules& tolerance);
+ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
+                                 const ToleranceRules& tolerance);
 
 }  // namespace ortkit

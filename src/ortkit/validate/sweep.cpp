@@ -22,7 +22,8 @@ std::vector<std::string> SymbolsInOrder(const std::vector<TensorSpec>& inputs) {
   std::vector<std::string> out;
   for (const auto& spec : inputs) {
     for (const auto& d : spec.dims) {
-      if (!d.fixed() && !d.symbol.empty() && std::find(out.begin(), out.end(), d.symbol) == out.end()) out.push_back(d.symbol);
+      if (!d.fixed() && !d.symbol.empty() && std::find(out.begin(), out.end(), d.symbol) == out.end())
+        out.push_back(d.symbol);
     }
   }
   return out;
@@ -66,12 +67,13 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
         Location where;
         where.output = out.name;
         cell.diagnoses.push_back(Diagnose("sweep.nan-inf",
-                                          fmt::format("at {}: output '{}' ({}) holds {} NaN/Inf value{}", DimsText(dims), out.name,
-                                                      t.Describe(), bad, bad == 1 ? "" : "s"),
+                                          fmt::format("at {}: output '{}' ({}) holds {} NaN/Inf value{}",
+                                                      DimsText(dims), out.name, t.Describe(), bad, bad == 1 ? "" : "s"),
                                           where));
       }
     }
-    auto spec = std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == out.name; });
+    auto spec =
+        std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == out.name; });
     if (spec == output_specs.end() || spec->dims.size() != t.shape().size()) continue;
     for (std::size_t d = 0; d < spec->dims.size(); ++d) {
       auto it = dims.find(spec->dims[d].symbol);
@@ -79,11 +81,11 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
       Location where;
       where.output = out.name;
       where.dimension = std::to_string(d);
-      cell.diagnoses.push_back(Diagnose(
-          "sweep.output-dim-mismatch",
-          fmt::format("at {}: output '{}' dimension {} ('{}') is {} but {}={}", DimsText(dims), out.name, d,
-                      spec->dims[d].symbol, t.shape()[d], it->first, it->second),
-          where));
+      cell.diagnoses.push_back(
+          Diagnose("sweep.output-dim-mismatch",
+                   fmt::format("at {}: output '{}' dimension {} ('{}') is {} but {}={}", DimsText(dims), out.name, d,
+                               spec->dims[d].symbol, t.shape()[d], it->first, it->second),
+                   where));
     }
   }
 }
@@ -120,14 +122,16 @@ void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& inpu
     cell.batch_checked = true;
     for (std::size_t o = 0; o < outputs.size(); ++o) {
       const Tensor& full = outputs[o].tensor;
-      auto spec = std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == outputs[o].name; });
+      auto spec = std::find_if(output_specs.begin(), output_specs.end(),
+                               [&](const TensorSpec& s) { return s.name == outputs[o].name; });
       const bool batched = spec != output_specs.end() ? AxisOf(*spec, batch_dim) == 0
                                                       : (!full.shape().empty() && full.shape()[0] == batch);
       if (!batched || full.shape().empty() || full.shape()[0] != batch) continue;
       auto expected = full.SliceRows(row, row + 1);
       if (!expected.ok()) continue;
       const Tensor& alone = (*row_outputs)[o].tensor;
-      const auto c = CompareTensors(outputs[o].name, *expected, alone, options.tolerance.For(outputs[o].name, full.type()));
+      const auto c =
+          CompareTensors(outputs[o].name, *expected, alone, options.tolerance.For(outputs[o].name, full.type()));
       cell.batch_max_abs_error = std::max(cell.batch_max_abs_error, c.max_abs_error);
       if (!c.passed) {
         Location where;
@@ -148,7 +152,8 @@ void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& inpu
 Result<SweepAxis> ParseSweepAxis(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}': expected NAME=V1,V2,... e.g. batch=1,4,16", text));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("sweep axis '{}': expected NAME=V1,V2,... e.g. batch=1,4,16", text));
   }
   SweepAxis axis;
   axis.dim = text.substr(0, eq);
@@ -161,7 +166,8 @@ Result<SweepAxis> ParseSweepAxis(const std::string& text) {
       if (used != item.size() || v < 0) throw std::invalid_argument(item);
       axis.values.push_back(v);
     } catch (const std::exception&) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}': '{}' is not a size (a whole number >= 0)", text, item));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("sweep axis '{}': '{}' is not a size (a whole number >= 0)", text, item));
     }
   }
   return axis;
@@ -173,8 +179,10 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs) {
     if (spec.dims.empty()) continue;
     const DimSpec& first = spec.dims[0];
     if (first.fixed() || first.symbol.empty()) return "";
-    if (candidate.empty()) candidate = first.symbol;
-    else if (candidate != first.symbol) return "";
+    if (candidate.empty())
+      candidate = first.symbol;
+    else if (candidate != first.symbol)
+      return "";
   }
   return candidate;
 }
@@ -209,11 +217,15 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
 }
 
 bool SweepReport::Passed() const {
-  return std::all_of(cells.begin(), cells.end(), [](const SweepCell& c) { return c.state == SweepCell::State::kPassed; });
+  return std::all_of(cells.begin(), cells.end(),
+                     [](const SweepCell& c) { return c.state == SweepCell::State::kPassed; });
 }
 
 nlohmann::json SweepReport::ToJson() const {
-  nlohmann::json j = {{"passed", Passed()}, {"batch_dim", batch_dim}, {"axes", nlohmann::json::array()}, {"cells", nlohmann::json::array()}};
+  nlohmann::json j = {{"passed", Passed()},
+                      {"batch_dim", batch_dim},
+                      {"axes", nlohmann::json::array()},
+                      {"cells", nlohmann::json::array()}};
   for (const auto& a : axes) j["axes"].push_back({{"dim", a.dim}, {"values", a.values}});
   for (const auto& c : cells) {
     j["cells"].push_back({{"dims", c.dims},
@@ -230,15 +242,19 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
   ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
   SweepReport report;
-  report.axes = options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes) : options.axes;
+  report.axes =
+      options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes) : options.axes;
   {
     InputPlan check = options.base;
     for (const auto& axis : report.axes) {
-      if (axis.values.empty()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}' has no values", axis.dim));
+      if (axis.values.empty())
+        return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}' has no values", axis.dim));
       check.dims[axis.dim] = axis.values.front();
     }
     auto status = ValidatePlan(check, input_specs);
-    if (!status.ok()) return MakeError(ErrorKind::kInvalidArgument, "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
+    if (!status.ok())
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
   }
   report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(input_specs) : options.batch_dim;
   const auto hints = AnalyzeInputValues(model);
@@ -288,7 +304,8 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
       auto batch = all_dims.find(report.batch_dim);
       if (options.batch_consistency && !report.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
           cell.diagnoses.empty()) {
-        CheckBatchConsistency(session, input_specs, output_specs, *inputs, *outputs, report.batch_dim, batch->second, options, cell);
+        CheckBatchConsistency(session, input_specs, output_specs, *inputs, *outputs, report.batch_dim, batch->second,
+                              options, cell);
       }
     }
     for (auto& d : cell.diagnoses) {

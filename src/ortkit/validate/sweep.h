@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
@@ -32,8 +32,8 @@ struct SweepOptions {
   InputPlan base;               ///< sizes of dimensions not swept, and the seed
   ToleranceRules tolerance;     ///< for batch consistency
   bool batch_consistency = true;
-  std::string batch_dim;                     ///< empty: detected (see DetectBatchDim)
-  int rows_checked = 3;                      ///< rows compared per batched cell: first, middle, last
+  std::string batch_dim;                           ///< empty: detected (see DetectBatchDim)
+  int rows_checked = 3;                            ///< rows compared per batched cell: first, middle, last
   std::uint64_t memory_budget_bytes = 1ULL << 30;  ///< for choosing the large extreme in auto mode
 };
 
@@ -49,7 +49,7 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs);
 struct SweepCell {
   std::map<std::string, std::int64_t> dims;
   enum class State { kPassed, kFailed } state = State::kPassed;
-  double run_ms = 0;          ///< the batched run's wall time
+  double run_ms = 0;  ///< the batched run's wall time
   bool batch_checked = false;
   double batch_max_abs_error = 0;
   std::vector<Diagnosis> diagnoses;  ///< why the cell failed

@@ -20,9 +20,12 @@ struct CodeOf {
   StatusCode code;
 };
 constexpr CodeOf kCodeTable[] = {
-    {ErrorKind::kInvalidArgument, StatusCode::INVALID_ARGUMENT}, {ErrorKind::kNotFound, StatusCode::NOT_FOUND},
-    {ErrorKind::kUnavailable, StatusCode::UNAVAILABLE},          {ErrorKind::kIo, StatusCode::INTERNAL},
-    {ErrorKind::kInvalidModel, StatusCode::INTERNAL},            {ErrorKind::kRuntime, StatusCode::INTERNAL},
+    {ErrorKind::kInvalidArgument, StatusCode::INVALID_ARGUMENT},
+    {ErrorKind::kNotFound, StatusCode::NOT_FOUND},
+    {ErrorKind::kUnavailable, StatusCode::UNAVAILABLE},
+    {ErrorKind::kIo, StatusCode::INTERNAL},
+    {ErrorKind::kInvalidModel, StatusCode::INTERNAL},
+    {ErrorKind::kRuntime, StatusCode::INTERNAL},
     {ErrorKind::kInternal, StatusCode::INTERNAL},
 };
 
@@ -47,7 +50,8 @@ Result<Tensor> FromContents(const Field& field, Tensor tensor, const std::string
 Result<Tensor> DecodeContents(const inference::InferTensorContents& c, Tensor tensor, const std::string& name) {
   switch (tensor.type()) {
     case DataType::kFloat32: {
-      if (c.fp32_contents_size() != tensor.element_count()) return FromContents(c.fp32_contents(), std::move(tensor), name, "fp32_contents");
+      if (c.fp32_contents_size() != tensor.element_count())
+        return FromContents(c.fp32_contents(), std::move(tensor), name, "fp32_contents");
       std::memcpy(tensor.data(), c.fp32_contents().data(), tensor.byte_size());
       return tensor;
     }
@@ -62,8 +66,9 @@ Result<Tensor> DecodeContents(const inference::InferTensorContents& c, Tensor te
     case DataType::kUInt8: return FromContents(c.uint_contents(), std::move(tensor), name, "uint_contents");
     case DataType::kBool: return FromContents(c.bool_contents(), std::move(tensor), name, "bool_contents");
     default:
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("input '{}': datatype {} must come in raw_input_contents", name, ProtocolName(tensor.type())));
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("input '{}': datatype {} must come in raw_input_contents", name, ProtocolName(tensor.type())));
   }
 }
 
@@ -91,7 +96,8 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
     std::vector<std::int64_t> shape(input.shape().begin(), input.shape().end());
     auto tensor = Tensor::Allocate(info->type, shape);
     if (!tensor.ok()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}': {}", input.name(), tensor.error().message));
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("input '{}': {}", input.name(), tensor.error().message));
     }
     if (raw) {
       const std::string& bytes = in.raw_input_contents(i);
@@ -103,7 +109,8 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
       if (!bytes.empty()) std::memcpy(tensor->data(), bytes.data(), bytes.size());
       request.inputs.push_back({input.name(), std::move(tensor).value()});
     } else {
-      ORTKIT_ASSIGN_OR_RETURN(Tensor decoded, DecodeContents(input.contents(), std::move(tensor).value(), input.name()));
+      ORTKIT_ASSIGN_OR_RETURN(Tensor decoded,
+                              DecodeContents(input.contents(), std::move(tensor).value(), input.name()));
       request.inputs.push_back({input.name(), std::move(decoded)});
     }
   }
@@ -137,7 +144,8 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
  public:
   InferenceService(InferenceCore& core, const GrpcOptions& options) : core_(core), options_(options) {}
 
-  Status ServerLive(ServerContext* context, const inference::ServerLiveRequest*, inference::ServerLiveResponse* out) override {
+  Status ServerLive(ServerContext* context, const inference::ServerLiveRequest*,
+                    inference::ServerLiveResponse* out) override {
     return Logged(context, "ServerLive", "", [&] {
       out->set_live(core_.IsLive());
       return Status::OK;
@@ -150,7 +158,8 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
       return Status::OK;
     });
   }
-  Status ModelReady(ServerContext* context, const inference::ModelReadyRequest* in, inference::ModelReadyResponse* out) override {
+  Status ModelReady(ServerContext* context, const inference::ModelReadyRequest* in,
+                    inference::ModelReadyResponse* out) override {
     return Logged(context, "ModelReady", in->name(), [&] {
       auto ready = core_.IsModelReady(in->name(), in->version());
       if (!ready.ok()) return ToStatus(ready.error());
@@ -189,7 +198,8 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
       return Status::OK;
     });
   }
-  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* in, inference::ModelInferResponse* out) override {
+  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* in,
+                    inference::ModelInferResponse* out) override {
     return Logged(context, "ModelInfer", in->model_name(), [&] {
       auto request = Decode(*in);
       if (!request.ok()) return ToStatus(request.error());

@@ -20,8 +20,9 @@ struct StatusOf {
   int status;
 };
 constexpr StatusOf kStatusTable[] = {
-    {ErrorKind::kInvalidArgument, 400}, {ErrorKind::kNotFound, 404}, {ErrorKind::kUnavailable, 503},
-    {ErrorKind::kIo, 500},              {ErrorKind::kInvalidModel, 500}, {ErrorKind::kRuntime, 500},
+    {ErrorKind::kInvalidArgument, 400}, {ErrorKind::kNotFound, 404},
+    {ErrorKind::kUnavailable, 503},     {ErrorKind::kIo, 500},
+    {ErrorKind::kInvalidModel, 500},    {ErrorKind::kRuntime, 500},
     {ErrorKind::kInternal, 500},
 };
 
@@ -92,61 +93,67 @@ struct HttpServer::Impl {
 
   void Metrics(httplib::Server& target) {
     target.Get("/metrics", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-      res.set_content(core->MetricsText(), "text/plain; version=0.0.4");
-    }));
+                 res.set_content(core->MetricsText(), "text/plain; version=0.0.4");
+               }));
   }
 
   void Routes() {
     const std::string model = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
     server.Get("/v2", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-      json j = {{"name", "ortkit"},
-                {"version", options.server_version},
-                {"extensions", {"binary_tensor_data", "model_repository", "statistics"}}};
-      res.set_content(j.dump(), kJson);
-    }));
+                 json j = {{"name", "ortkit"},
+                           {"version", options.server_version},
+                           {"extensions", {"binary_tensor_data", "model_repository", "statistics"}}};
+                 res.set_content(j.dump(), kJson);
+               }));
     server.Get("/v2/health/live", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-      res.status = core->IsLive() ? 200 : 503;
-    }));
+                 res.status = core->IsLive() ? 200 : 503;
+               }));
     server.Get("/v2/health/ready", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-      res.status = core->IsReady() ? 200 : 503;
-    }));
+                 res.status = core->IsReady() ? 200 : 503;
+               }));
     server.Get(model, Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-      record.model = req.matches[1];
-      auto metadata = core->Metadata(req.matches[1], Version(req));
-      if (!metadata.ok()) return SetError(res, metadata.error());
-      res.set_content(ModelMetadataToJson(*metadata).dump(-1, ' ', false, json::error_handler_t::replace), kJson);
-    }));
-    server.Get(model + "/ready", Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-      record.model = req.matches[1];
-      auto ready = core->IsModelReady(req.matches[1], Version(req));
-      if (!ready.ok()) return SetError(res, ready.error());
-      res.status = *ready ? 200 : 503;
-    }));
-    server.Get(model + "/config", Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-      record.model = req.matches[1];
-      auto config = core->Config(req.matches[1]);
-      if (!config.ok()) return SetError(res, config.error());
-      json j = json::parse(ModelConfigToJson(*config));
-      j["max_batch_size"] = config->batching.EffectiveMaxBatchSize();  // Triton's key, read by its clients
-      res.set_content(j.dump(), kJson);
-    }));
+                 record.model = req.matches[1];
+                 auto metadata = core->Metadata(req.matches[1], Version(req));
+                 if (!metadata.ok()) return SetError(res, metadata.error());
+                 res.set_content(ModelMetadataToJson(*metadata).dump(-1, ' ', false, json::error_handler_t::replace),
+                                 kJson);
+               }));
+    server.Get(model + "/ready",
+               Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
+                 record.model = req.matches[1];
+                 auto ready = core->IsModelReady(req.matches[1], Version(req));
+                 if (!ready.ok()) return SetError(res, ready.error());
+                 res.status = *ready ? 200 : 503;
+               }));
+    server.Get(model + "/config",
+               Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
+                 record.model = req.matches[1];
+                 auto config = core->Config(req.matches[1]);
+                 if (!config.ok()) return SetError(res, config.error());
+                 json j = json::parse(ModelConfigToJson(*config));
+                 j["max_batch_size"] = config->batching.EffectiveMaxBatchSize();  // Triton's key, read by its clients
+                 res.set_content(j.dump(), kJson);
+               }));
     server.Post("/v2/repository/index", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-      json list = json::array();
-      for (const auto& name : core->ModelNames()) {
-        auto ready = core->IsModelReady(name, "");
-        list.push_back({{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
-      }
-      res.set_content(list.dump(), kJson);
-    }));
-    server.Post(model + "/infer", Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-      Infer(req, res, record);
-    }));
+                  json list = json::array();
+                  for (const auto& name : core->ModelNames()) {
+                    auto ready = core->IsModelReady(name, "");
+                    list.push_back(
+                        {{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
+                  }
+                  res.set_content(list.dump(), kJson);
+                }));
+    server.Post(model + "/infer", Logged([this](const httplib::Request& req, httplib::Response& res,
+                                                AccessRecord& record) { Infer(req, res, record); }));
     Metrics(server);
     server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
-      if (res.status == 413) SetError(res, 413, "the request body is larger than the server's limit");
-      else if (res.status == 404) SetError(res, 404, fmt::format("no such endpoint: {} {}", req.method, req.path));
-      else SetError(res, res.status, fmt::format("HTTP status {}", res.status));
+      if (res.status == 413)
+        SetError(res, 413, "the request body is larger than the server's limit");
+      else if (res.status == 404)
+        SetError(res, 404, fmt::format("no such endpoint: {} {}", req.method, req.path));
+      else
+        SetError(res, res.status, fmt::format("HTTP status {}", res.status));
     });
   }
 
@@ -197,10 +204,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(InferenceCore& core, cons
   configure(impl->server, std::max(1, options.threads));
   impl->Routes();
   auto bind = [&](httplib::Server& server, int port) -> Result<int> {
-    const int bound = port == 0 ? server.bind_to_any_port(options.host) : (server.bind_to_port(options.host, port) ? port : -1);
+    const int bound =
+        port == 0 ? server.bind_to_any_port(options.host) : (server.bind_to_port(options.host, port) ? port : -1);
     if (bound <= 0) {
       return MakeError(ErrorKind::kUnavailable,
-                       fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)", options.host, port));
+                       fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
+                                   options.host, port));
     }
     return bound;
   };
@@ -219,7 +228,8 @@ int HttpServer::metrics_port() const { return impl_->metrics_port; }
 
 void HttpServer::Start() {
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
-  if (impl_->metrics_server) impl_->metrics_thread = std::thread([this] { impl_->metrics_server->listen_after_bind(); });
+  if (impl_->metrics_server)
+    impl_->metrics_thread = std::thread([this] { impl_->metrics_server->listen_after_bind(); });
 }
 
 void HttpServer::Stop() {

@@ -23,12 +23,12 @@ int HttpStatusFor(ErrorKind kind);
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;         ///< 0: a free port, see HttpServer::port()
-  int metrics_port = -1;   ///< -1: /metrics on the main port only; 0: a free port
+  int port = 8000;                        ///< 0: a free port, see HttpServer::port()
+  int metrics_port = -1;                  ///< -1: /metrics on the main port only; 0: a free port
   std::size_t max_body_bytes = 64 << 20;  ///< larger bodies get 413
-  int threads = 192;       ///< connections served at once (one thread each while kept alive)
+  int threads = 192;                      ///< connections served at once (one thread each while kept alive)
   std::string server_version = "0.1.0";
-  AccessLog access_log;    ///< optional
+  AccessLog access_log;  ///< optional
 };
 
 class HttpServer {

@@ -61,7 +61,8 @@ Status FillFromJson(const json& data, Tensor* tensor, const std::string& name) {
     auto out = tensor->values<float>();
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (!values[i]->is_number()) {
-        return Invalid(fmt::format("input '{}': element {} is {} but datatype FP32 needs numbers", name, i, values[i]->dump()));
+        return Invalid(
+            fmt::format("input '{}': element {} is {} but datatype FP32 needs numbers", name, i, values[i]->dump()));
       }
       out[i] = values[i]->get<float>();
     }
@@ -162,7 +163,8 @@ EncodedResponse EncodeBinaryResponse(const InferResponse& response) {
   }
   body.append("]}");
   encoded.header_length = body.size();
-  for (const auto& out : response.outputs) body.append(reinterpret_cast<const char*>(out.tensor.data()), out.tensor.byte_size());
+  for (const auto& out : response.outputs)
+    body.append(reinterpret_cast<const char*>(out.tensor.data()), out.tensor.byte_size());
   return encoded;
 }
 
@@ -172,7 +174,8 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
                                         OutputEncoding* encoding) {
   const std::size_t json_size = header_length.value_or(body.size());
   if (json_size > body.size()) {
-    return Invalid(fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
+    return Invalid(
+        fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
   }
   json root;
   try {
@@ -201,15 +204,18 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
       if (!in.is_object()) return Invalid("each entry of \"inputs\" must be an object");
       if (!in.contains("name") || !in["name"].is_string()) return Invalid("an input has no \"name\"");
       const std::string name = in["name"].get<std::string>();
-      if (!in.contains("datatype") || !in["datatype"].is_string()) return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
+      if (!in.contains("datatype") || !in["datatype"].is_string())
+        return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
       const std::string datatype = in["datatype"].get<std::string>();
       const DataTypeInfo* info = FindDataTypeByProtocol(datatype);
       if (info == nullptr || info->type == DataType::kString) {
-        return Invalid(fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
-                                   "FP16, BF16, FP32 or FP64)",
-                                   name, datatype));
+        return Invalid(
+            fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
+                        "FP16, BF16, FP32 or FP64)",
+                        name, datatype));
       }
-      if (!in.contains("shape") || !in["shape"].is_array()) return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
+      if (!in.contains("shape") || !in["shape"].is_array())
+        return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
       std::vector<std::int64_t> shape;
       for (const json& d : in["shape"]) {
         if (!d.is_number_integer() || d.get<std::int64_t>() < 0) {
@@ -229,14 +235,16 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
                                      datatype, ShapeToString(shape), tensor->byte_size()));
         }
         if (binary_offset + *binary_size > body.size()) {
-          return Invalid(fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
-                                     "header, {} already used)",
-                                     name, *binary_size, body.size() - json_size, binary_offset - json_size));
+          return Invalid(
+              fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
+                          "header, {} already used)",
+                          name, *binary_size, body.size() - json_size, binary_offset - json_size));
         }
         if (*binary_size > 0) std::memcpy(tensor->data(), body.data() + binary_offset, *binary_size);
         binary_offset += *binary_size;
       } else {
-        if (!in.contains("data")) return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
+        if (!in.contains("data"))
+          return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
         ORTKIT_RETURN_IF_ERROR(FillFromJson(in["data"], &tensor.value(), name));
       }
       request.inputs.push_back({name, std::move(tensor).value()});
@@ -268,10 +276,11 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
 
 EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
   const auto binary_wanted = [&](const std::string& name) {
-    return encoding.all_binary ||
-           std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) != encoding.binary_outputs.end();
+    return encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) !=
+                                      encoding.binary_outputs.end();
   };
-  if (std::all_of(response.outputs.begin(), response.outputs.end(), [&](const auto& o) { return binary_wanted(o.name); }) &&
+  if (std::all_of(response.outputs.begin(), response.outputs.end(),
+                  [&](const auto& o) { return binary_wanted(o.name); }) &&
       !response.outputs.empty()) {
     return EncodeBinaryResponse(response);
   }
@@ -281,8 +290,9 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   std::vector<const Tensor*> binary;
   for (const auto& out : response.outputs) {
     json o = {{"name", out.name}, {"datatype", ProtocolName(out.tensor.type())}, {"shape", out.tensor.shape()}};
-    const bool as_binary = encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(),
-                                                            out.name) != encoding.binary_outputs.end();
+    const bool as_binary =
+        encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), out.name) !=
+                                   encoding.binary_outputs.end();
     if (as_binary) {
       o["parameters"] = {{"binary_data_size", out.tensor.byte_size()}};
       binary.push_back(&out.tensor);
@@ -307,7 +317,8 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
 nlohmann::json ModelMetadataToJson(const ModelMetadata& metadata) {
   auto tensors = [](const std::vector<TensorMetadata>& list) {
     json array = json::array();
-    for (const auto& t : list) array.push_back({{"name", t.name}, {"datatype", ProtocolName(t.type)}, {"shape", t.shape}});
+    for (const auto& t : list)
+      array.push_back({{"name", t.name}, {"datatype", ProtocolName(t.type)}, {"shape", t.shape}});
     return array;
   };
   return json{{"name", metadata.name},
