@@ -1,0 +1,28 @@
+# Sourced by the e2e scripts that drive a real `ortkit serve` with Python clients. Expects $1 (the
+# ortkit binary) and $2 (the source folder); sets ortkit, src, bin, python, work; exits 77 (skip)
+# without the Python environment; stops the server and removes $work on exit.
+set -euo pipefail
+ortkit="$1"; src="$2"
+bin="${ORTKIT_BIN_DIR:-$(dirname "$ortkit")}"
+python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
+if [ ! -x "$python" ]; then echo "SKIP: no Python at $python (set ORTKIT_PYTHON; scripts/setup.sh installs it)"; exit 77; fi
+work="$(mktemp -d)"
+server=""
+cleanup() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$work/serve.log" ] && tail -20 "$work/serve.log" >&2; exit 1; }
+
+# start_server FLAGS...: `ortkit serve FLAGS` in the background, logging to $work/serve.log; waits
+# for its "listening" line and sets server (the pid), http and grpc (host:port, grpc empty when off).
+start_server() {
+  "$ortkit" serve "$@" >"$work/serve.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 300); do
+    grep -q '^listening ' "$work/serve.log" && break
+    kill -0 "$server" 2>/dev/null || fail "ortkit serve exited before listening"
+    sleep 0.1
+  done
+  http="$(grep -o 'http=[^ ]*' "$work/serve.log" | head -1 | cut -d= -f2)"
+  grpc="$(grep -o 'grpc=[^ ]*' "$work/serve.log" | head -1 | cut -d= -f2 || true)"
+  [ -n "$http" ] || fail "no 'listening http=...' line"
+}
