@@ -29,7 +29,10 @@ struct ServeFlags {
   int grpc_port = 8001;   // -1: no gRPC
   int metrics_port = -1;  // -1: /metrics on the HTTP port
   std::size_t max_body_mb = 64;
-  int http_threads = 192;
+  int http_max_connections = 1024;
+  bool http_workers = false;
+  int http_busy_poll_us = 0;
+  int http_idle_timeout_s = 60;  // run batches on the core's workers, never on the HTTP I/O thread
   std::string access_log;  // "-": stderr
   // Overrides of every model's configuration file (unset: the file's value).
   std::optional<int> instances;
@@ -161,7 +164,10 @@ int Serve(const ServeFlags& flags) {
   http_options.port = flags.http_port;
   http_options.metrics_port = flags.metrics_port;
   http_options.max_body_bytes = flags.max_body_mb << 20;
-  http_options.threads = flags.http_threads;
+  http_options.max_connections = flags.http_max_connections;
+  http_options.run_on_io_thread = !flags.http_workers;
+  http_options.busy_poll_us = flags.http_busy_poll_us;
+  http_options.idle_timeout_s = flags.http_idle_timeout_s;
   http_options.server_version = ORTKIT_VERSION;
   http_options.access_log = access_log;
   auto http = serve::http::HttpServer::Create(**core, http_options);
@@ -227,7 +233,19 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-body-mb", flags->max_body_mb,
                   "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond)")
       ->capture_default_str();
-  cmd->add_option("--http-threads", flags->http_threads, "HTTP connections served at once")->capture_default_str();
+  cmd->add_option("--http-max-connections", flags->http_max_connections,
+                  "open HTTP connections; further clients wait in the listen backlog")
+      ->capture_default_str();
+  cmd->add_flag("--http-workers", flags->http_workers,
+                "run every batch on the core's workers, so that the HTTP I/O thread never pauses for a run "
+                "(many cores, long runs)");
+  cmd->add_option("--http-idle-timeout-s", flags->http_idle_timeout_s,
+                  "close an HTTP connection idle (or stalled mid-read or mid-write) this long")
+      ->capture_default_str();
+  cmd->add_option("--http-busy-poll-us", flags->http_busy_poll_us,
+                  "after the last event the HTTP I/O thread polls this long before sleeping (low latency at low "
+                  "load, for some CPU)")
+      ->capture_default_str();
   cmd->add_option("--access-log", flags->access_log, "one JSON line per request to FILE ('-': stderr)");
   cmd->add_option("--instances", flags->instances, "session instances per model (overrides the config)");
   cmd->add_option("--intra-op-threads", flags->intra_op_threads, "intra-op threads per instance; 0: cores / instances");

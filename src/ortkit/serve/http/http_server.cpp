@@ -2,10 +2,20 @@
 
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <thread>
+#include <unordered_map>
 
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/serve/http/rest_codec.h"
@@ -13,7 +23,14 @@
 namespace ortkit::serve::http {
 namespace {
 
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using boost::system::error_code;
 using nlohmann::json;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using Request = bhttp::request<bhttp::string_body>;
+using Response = bhttp::response<bhttp::string_body>;
 
 struct StatusOf {
   ErrorKind kind;
@@ -28,19 +45,117 @@ constexpr StatusOf kStatusTable[] = {
 
 constexpr char kJson[] = "application/json";
 constexpr char kHeaderLength[] = "Inference-Header-Content-Length";
+constexpr std::uint32_t kHeaderLimit = 64 << 10;
+constexpr auto kLingerTimeout = std::chrono::seconds(2);  // reading what a closed-down client still sends
 
-std::string ErrorBody(const std::string& message) {
+enum class Endpoint {
+  kServer,
+  kLive,
+  kReady,
+  kRepositoryIndex,
+  kMetrics,
+  kModel,
+  kModelReady,
+  kModelConfig,
+  kInfer,
+  kUnknown
+};
+
+struct Route {
+  std::string_view path;  // fixed paths; for model paths, the part after /v2/models/NAME[/versions/V]
+  Endpoint endpoint;
+  bhttp::verb method;
+};
+constexpr Route kFixedRoutes[] = {
+    {"/v2", Endpoint::kServer, bhttp::verb::get},
+    {"/v2/health/live", Endpoint::kLive, bhttp::verb::get},
+    {"/v2/health/ready", Endpoint::kReady, bhttp::verb::get},
+    {"/v2/repository/index", Endpoint::kRepositoryIndex, bhttp::verb::post},
+    {"/metrics", Endpoint::kMetrics, bhttp::verb::get},
+};
+constexpr Route kModelRoutes[] = {
+    {"", Endpoint::kModel, bhttp::verb::get},
+    {"/ready", Endpoint::kModelReady, bhttp::verb::get},
+    {"/config", Endpoint::kModelConfig, bhttp::verb::get},
+    {"/infer", Endpoint::kInfer, bhttp::verb::post},
+};
+
+struct Target {
+  Endpoint endpoint = Endpoint::kUnknown;
+  bhttp::verb method = bhttp::verb::unknown;  // the one the endpoint answers
+  std::string model;
+  std::string version;
+};
+
+// Splits the next path segment off `rest` ("NAME/..." -> "NAME"); empty when there is none.
+std::string_view NextSegment(std::string_view* rest) {
+  const std::size_t end = std::min(rest->find('/'), rest->size());
+  std::string_view segment = rest->substr(0, end);
+  rest->remove_prefix(end);
+  return segment;
+}
+
+Target ParseTarget(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  for (const Route& r : kFixedRoutes) {
+    if (path == r.path) return Target{r.endpoint, r.method, "", ""};
+  }
+  constexpr std::string_view kModels = "/v2/models/";
+  constexpr std::string_view kVersions = "/versions/";
+  if (path.substr(0, kModels.size()) != kModels) return {};
+  std::string_view rest = path.substr(kModels.size());
+  Target parsed;
+  parsed.model = NextSegment(&rest);
+  if (parsed.model.empty()) return {};
+  if (rest.substr(0, kVersions.size()) == kVersions) {
+    rest.remove_prefix(kVersions.size());
+    parsed.version = NextSegment(&rest);
+    if (parsed.version.empty()) return {};
+  }
+  for (const Route& r : kModelRoutes) {
+    if (rest == r.path) {
+      parsed.endpoint = r.endpoint;
+      parsed.method = r.method;
+      return parsed;
+    }
+  }
+  return {};
+}
+
+std::string ErrorBody(std::string_view message) {
   return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void SetError(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(ErrorBody(message), kJson);
+Response MakeResponse(int status, std::string body = {}, const char* content_type = kJson) {
+  Response res{static_cast<bhttp::status>(status), 11};
+  if (!body.empty()) res.set(bhttp::field::content_type, content_type);
+  res.body() = std::move(body);
+  return res;
 }
 
-void SetError(httplib::Response& res, const Error& error) { SetError(res, HttpStatusFor(error.kind), error.message); }
+// The answer to an infer request, built on whichever thread finished it.
+Response InferAnswer(const Result<InferResponse>& response, const OutputEncoding& encoding, std::string* error) {
+  if (!response.ok()) {
+    *error = response.error().message;
+    return MakeResponse(HttpStatusFor(response.error().kind), ErrorBody(*error));
+  }
+  try {
+    EncodedResponse encoded = EncodeInferResponse(*response, encoding);
+    if (!encoded.header_length) return MakeResponse(200, std::move(encoded.body));
+    Response res = MakeResponse(200, std::move(encoded.body), "application/octet-stream");
+    res.set(kHeaderLength, std::to_string(*encoded.header_length));
+    return res;
+  } catch (const std::exception& e) {
+    *error = std::string("internal error encoding the response: ") + e.what();
+    return MakeResponse(500, ErrorBody(*error));
+  }
+}
 
-std::string Version(const httplib::Request& req) { return req.matches.size() > 2 ? std::string(req.matches[2]) : ""; }
+bool ClientWentAway(const error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor;
+}
 
 }  // namespace
 
@@ -52,140 +167,420 @@ int HttpStatusFor(ErrorKind kind) {
 }
 
 struct HttpServer::Impl {
+  class Connection;
+
+  // A listening socket; the main one stops accepting at max_connections.
+  struct Listener {
+    explicit Listener(asio::io_context& io) : acceptor(io) {}
+    tcp::acceptor acceptor;
+    bool metrics_only = false;
+    bool paused = false;  // at the connection limit: clients wait in the backlog
+  };
+
   InferenceCore* core = nullptr;
   HttpOptions options;
-  httplib::Server server;
-  std::unique_ptr<httplib::Server> metrics_server;
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  Listener main{io};
+  std::optional<Listener> metrics;
+  asio::steady_timer sweep{io};
+  std::thread thread;
   int port = -1;
   int metrics_port = -1;
-  std::thread thread;
-  std::thread metrics_thread;
-  bool stopped = false;
+  bool stopped = false;  // Stop()'s caller only
 
-  // Runs `handler` and writes the access record; a thrown exception becomes a 500.
-  template <typename Handler>
-  httplib::Server::Handler Logged(Handler handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
-      const auto start = std::chrono::steady_clock::now();
-      AccessRecord record;
-      record.protocol = "http";
-      try {
-        handler(req, res, record);
-      } catch (const std::exception& e) {
-        SetError(res, 500, std::string("internal error: ") + e.what());
-      }
-      if (!options.access_log) return;
-      record.method = req.method;
-      record.path = req.path;
-      record.peer = req.remote_addr + ":" + std::to_string(req.remote_port);
-      record.status = res.status == -1 ? 200 : res.status;  // httplib's default, set after the handler
-      record.duration_us =
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-      record.request_bytes = req.body.size();
-      record.response_bytes = res.body.size();
-      if (res.status >= 400 && record.error.empty()) {
-        auto parsed = json::parse(res.body, nullptr, false);
-        if (parsed.is_object() && parsed.contains("error")) record.error = parsed["error"].get<std::string>();
-      }
-      options.access_log(record);
-    };
+  // The I/O thread's own state.
+  std::unordered_map<Connection*, std::shared_ptr<Connection>> connections;
+  bool draining = false;
+  bool run_posted = false;  // a RunQueued() is posted
+
+  Status Listen(Listener& listener, int port);
+  void Accept(Listener& listener);
+  void Forget(Connection* connection);
+  void ResumeAccepting();
+  void Sweep();
+  void Drain();
+  void Handle(const std::shared_ptr<Connection>& c, Request& req);
+  void Infer(const std::shared_ptr<Connection>& c, Request& req, const Target& target);
+  void RunQueuedSoon();
+  void Loop();
+};
+
+// One client connection, on the I/O thread: reads a request, has it answered, writes the
+// answer, and reads the next while the client keeps the connection alive.
+class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Impl& server, tcp::socket socket, bool metrics_only)
+      : server_(server), socket_(std::move(socket)), metrics_only_(metrics_only) {}
+
+  bool metrics_only() const { return metrics_only_; }
+  AccessRecord& record() { return record_; }
+  bool answering() const { return answering_; }
+
+  void Start() {
+    if (server_.options.access_log) {
+      error_code ec;
+      const tcp::endpoint peer = socket_.remote_endpoint(ec);
+      if (!ec) peer_ = fmt::format("{}:{}", peer.address().to_string(), peer.port());
+    }
+    Read();
   }
 
-  void Metrics(httplib::Server& target) {
-    target.Get("/metrics", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-                 res.set_content(core->MetricsText(), "text/plain; version=0.0.4");
-               }));
+  /// Whether the sweep should close it: nothing owed and no progress for the idle timeout, or
+  /// a closing client that does not finish.
+  bool Stale(Clock::time_point now) const {
+    if (closing_) return now - active_ > kLingerTimeout;
+    if (answering_ && !writing_) return false;  // the core owes the answer; its timeout bounds the wait
+    return now - active_ > std::chrono::seconds(server_.options.idle_timeout_s);
   }
 
-  void Routes() {
-    const std::string model = R"(/v2/models/([^/]+)(?:/versions/([^/]+))?)";
-    server.Get("/v2", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-                 json j = {{"name", "ortkit"},
-                           {"version", options.server_version},
-                           {"extensions", {"binary_tensor_data", "model_repository", "statistics"}}};
-                 res.set_content(j.dump(), kJson);
-               }));
-    server.Get("/v2/health/live", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-                 res.status = core->IsLive() ? 200 : 503;
-               }));
-    server.Get("/v2/health/ready", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-                 res.status = core->IsReady() ? 200 : 503;
-               }));
-    server.Get(model, Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-                 record.model = req.matches[1];
-                 auto metadata = core->Metadata(req.matches[1], Version(req));
-                 if (!metadata.ok()) return SetError(res, metadata.error());
-                 res.set_content(ModelMetadataToJson(*metadata).dump(-1, ' ', false, json::error_handler_t::replace),
-                                 kJson);
-               }));
-    server.Get(model + "/ready",
-               Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-                 record.model = req.matches[1];
-                 auto ready = core->IsModelReady(req.matches[1], Version(req));
-                 if (!ready.ok()) return SetError(res, ready.error());
-                 res.status = *ready ? 200 : 503;
-               }));
-    server.Get(model + "/config",
-               Logged([this](const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-                 record.model = req.matches[1];
-                 auto config = core->Config(req.matches[1]);
-                 if (!config.ok()) return SetError(res, config.error());
-                 json j = json::parse(ModelConfigToJson(*config));
-                 j["max_batch_size"] = config->batching.EffectiveMaxBatchSize();  // Triton's key, read by its clients
-                 res.set_content(j.dump(), kJson);
-               }));
-    server.Post("/v2/repository/index", Logged([this](const httplib::Request&, httplib::Response& res, AccessRecord&) {
-                  json list = json::array();
-                  for (const auto& name : core->ModelNames()) {
-                    auto ready = core->IsModelReady(name, "");
-                    list.push_back(
-                        {{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
-                  }
-                  res.set_content(list.dump(), kJson);
-                }));
-    server.Post(model + "/infer", Logged([this](const httplib::Request& req, httplib::Response& res,
-                                                AccessRecord& record) { Infer(req, res, record); }));
-    Metrics(server);
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      if (res.status == 413)
-        SetError(res, 413, "the request body is larger than the server's limit");
-      else if (res.status == 404)
-        SetError(res, 404, fmt::format("no such endpoint: {} {}", req.method, req.path));
-      else
-        SetError(res, res.status, fmt::format("HTTP status {}", res.status));
+  /// While draining: a connection in the middle of receiving a request finishes it.
+  bool MidRequest() {
+    error_code ec;
+    return answering_ || buffer_.size() > 0 || (parser_ && parser_->got_some()) || socket_.available(ec) > 0;
+  }
+
+  /// Answers the current request with `res` (which must not be called twice per request).
+  void Write(Response res) {
+    if (closed_) return;
+    response_ = std::move(res);
+    response_.keep_alive(keep_alive_ && !server_.draining);
+    response_.prepare_payload();
+    writing_ = true;
+    active_ = Clock::now();
+    bhttp::async_write(socket_, response_,
+                       [self = shared_from_this()](error_code ec, std::size_t) { self->OnWritten(ec); });
+  }
+
+  void Fail(int status, std::string message) {
+    Response res = MakeResponse(status, ErrorBody(message));
+    record_.error = std::move(message);
+    Write(std::move(res));
+  }
+
+  /// Ends the connection: at once, or (`graceful`) after telling the client and reading what
+  /// it still sends, so that the kernel does not reset the connection under the last answer.
+  void Close(bool graceful) {
+    if (closed_) return;
+    error_code ec;
+    if (graceful && !closing_) {
+      closing_ = true;
+      active_ = Clock::now();
+      socket_.shutdown(tcp::socket::shutdown_send, ec);
+      if (!ec) return Discard();
+    }
+    closed_ = true;
+    socket_.close(ec);
+    server_.Forget(this);
+  }
+
+ private:
+  void Read() {
+    parser_.emplace();
+    parser_->body_limit(server_.options.max_body_bytes);
+    parser_->header_limit(kHeaderLimit);
+    record_ = AccessRecord{};
+    active_ = Clock::now();
+    bhttp::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (!self->closed_) ec ? self->OnReadError(ec) : self->OnHeader();
     });
   }
 
-  void Infer(const httplib::Request& req, httplib::Response& res, AccessRecord& record) {
-    record.model = req.matches[1];
-    std::optional<std::size_t> header_length;
-    if (req.has_header(kHeaderLength)) {
-      const std::string text = req.get_header_value(kHeaderLength);
-      std::size_t value = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec != std::errc() || end != text.data() + text.size()) {
-        return SetError(res, 400, fmt::format("{} is not a number: '{}'", kHeaderLength, text));
-      }
-      header_length = value;
+  void OnHeader() {
+    if (parser_->is_done()) return OnRequest();
+    if (bhttp::token_list(parser_->get()[bhttp::field::expect]).exists("100-continue")) {
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
+                        [self = shared_from_this()](error_code ec, std::size_t) {
+                          if (self->closed_) return;
+                          if (ec) return self->Close(false);
+                          self->ReadBody();
+                        });
+      return;
     }
-    OutputEncoding encoding;
-    auto request = DecodeInferRequest(req.body, header_length, &encoding);
-    if (!request.ok()) return SetError(res, request.error());
-    request->model_name = req.matches[1];
-    request->model_version = Version(req);
-    record.request_id = request->id;
-    auto response = core->InferAndWait(std::move(request).value());
-    if (!response.ok()) return SetError(res, response.error());
-    EncodedResponse encoded = EncodeInferResponse(*response, encoding);
-    if (encoded.header_length) {
-      res.set_header(kHeaderLength, std::to_string(*encoded.header_length));
-      res.set_content(std::move(encoded.body), "application/octet-stream");
-    } else {
-      res.set_content(std::move(encoded.body), kJson);
+    ReadBody();
+  }
+
+  void ReadBody() {
+    active_ = Clock::now();
+    bhttp::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (!self->closed_) ec ? self->OnReadError(ec) : self->OnRequest();
+    });
+  }
+
+  void OnReadError(const error_code& ec) {
+    if (ClientWentAway(ec)) return Close(false);
+    // The stream is out of step with the protocol: answer once, then close.
+    keep_alive_ = false;
+    answering_ = true;
+    received_ = Clock::now();
+    if (ec == bhttp::error::body_limit) {
+      return Fail(413, fmt::format("the request body is larger than the server's limit of {} bytes",
+                                   server_.options.max_body_bytes));
+    }
+    if (ec == bhttp::error::header_limit) {
+      return Fail(431, fmt::format("the request's header is larger than the server's limit of {} bytes", kHeaderLimit));
+    }
+    Fail(400, fmt::format("malformed HTTP request: {}", ec.message()));
+  }
+
+  void OnRequest() {
+    answering_ = true;
+    received_ = Clock::now();
+    Request& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    if (server_.options.access_log) {
+      record_.protocol = "http";
+      record_.method = std::string(req.method_string());
+      record_.path = std::string(req.target());
+      record_.peer = peer_;
+      record_.request_bytes = req.body().size();
+    }
+    try {
+      server_.Handle(shared_from_this(), req);
+    } catch (const std::exception& e) {
+      if (answering_ && !writing_) Fail(500, std::string("internal error: ") + e.what());
     }
   }
+
+  void OnWritten(const error_code& ec) {
+    writing_ = false;
+    answering_ = false;
+    if (server_.options.access_log) {
+      record_.status = static_cast<int>(response_.result_int());
+      record_.response_bytes = response_.body().size();
+      record_.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - received_).count();
+      server_.options.access_log(record_);
+    }
+    if (ec) return Close(false);
+    if (!response_.keep_alive() || server_.draining) return Close(true);
+    response_ = {};
+    Read();
+  }
+
+  void Discard() {
+    buffer_.clear();
+    socket_.async_read_some(buffer_.prepare(16 << 10), [self = shared_from_this()](error_code ec, std::size_t) {
+      if (self->closed_) return;
+      if (ec) return self->Close(false);
+      self->Discard();
+    });
+  }
+
+  Impl& server_;
+  tcp::socket socket_;
+  const bool metrics_only_;
+  std::string peer_;  // for the access log
+  boost::beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Response response_;  // being written
+  AccessRecord record_;
+  Clock::time_point active_;    // the last progress
+  Clock::time_point received_;  // when the request being answered was read
+  bool keep_alive_ = true;
+  bool answering_ = false;  // a request is read and its answer not written yet
+  bool writing_ = false;
+  bool closing_ = false;  // shut down for sending, reading what the client still sends
+  bool closed_ = false;
 };
+
+Status HttpServer::Impl::Listen(Listener& listener, int port) {
+  error_code ec;
+  const auto address = asio::ip::make_address(options.host, ec);
+  auto refuse = [&] {
+    return MakeError(ErrorKind::kUnavailable,
+                     fmt::format("cannot listen on {}:{} ({})", options.host, port,
+                                 ec ? ec.message() : "address in use, or not an address of this machine"));
+  };
+  if (ec) return refuse();
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  listener.acceptor.open(endpoint.protocol(), ec);
+  if (!ec) listener.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) listener.acceptor.bind(endpoint, ec);
+  // A burst of clients connecting at once must not overflow the backlog (the kernel caps it at somaxconn).
+  if (!ec) listener.acceptor.listen(4096, ec);
+  if (ec) return refuse();
+  return OkStatus();
+}
+
+void HttpServer::Impl::Accept(Listener& listener) {
+  listener.acceptor.async_accept([this, &listener](error_code ec, tcp::socket socket) {
+    if (draining || ec == asio::error::operation_aborted) return;
+    if (!ec) {
+      socket.set_option(tcp::no_delay(true), ec);
+      auto c = std::make_shared<Connection>(*this, std::move(socket), listener.metrics_only);
+      connections.emplace(c.get(), c);
+      c->Start();
+    }
+    // Out of descriptors or memory (ec set): the sweep tries again.
+    if (ec || (!listener.metrics_only && connections.size() >= static_cast<std::size_t>(options.max_connections))) {
+      listener.paused = true;
+      return;
+    }
+    Accept(listener);
+  });
+}
+
+void HttpServer::Impl::Forget(Connection* connection) {
+  connections.erase(connection);
+  if (!draining) return ResumeAccepting();
+  if (connections.empty()) {
+    // Drained: once the last handlers ran, io.run() returns.
+    sweep.cancel();
+    work.reset();
+  }
+}
+
+void HttpServer::Impl::ResumeAccepting() {
+  for (Listener* listener : {&main, metrics ? &*metrics : nullptr}) {
+    if (listener == nullptr || !listener->paused) continue;
+    if (!listener->metrics_only && connections.size() >= static_cast<std::size_t>(options.max_connections)) continue;
+    listener->paused = false;
+    Accept(*listener);
+  }
+}
+
+void HttpServer::Impl::Sweep() {
+  sweep.expires_after(std::chrono::seconds(1));
+  sweep.async_wait([this](error_code ec) {
+    if (ec || draining) return;
+    const auto now = Clock::now();
+    std::vector<std::shared_ptr<Connection>> stale;
+    for (auto& [raw, c] : connections) {
+      if (c->Stale(now)) stale.push_back(c);
+    }
+    for (auto& c : stale) c->Close(false);
+    ResumeAccepting();
+    Sweep();
+  });
+}
+
+void HttpServer::Impl::Drain() {
+  draining = true;
+  error_code ec;
+  main.acceptor.close(ec);
+  if (metrics) metrics->acceptor.close(ec);
+  sweep.cancel();
+  std::vector<std::shared_ptr<Connection>> all;
+  for (auto& [raw, c] : connections) all.push_back(c);
+  // Requests already received (or arriving) are answered, with Connection: close.
+  for (auto& c : all) {
+    if (!c->MidRequest()) c->Close(false);
+  }
+  if (connections.empty()) work.reset();
+}
+
+void HttpServer::Impl::RunQueuedSoon() {
+  // After the other requests of this wake-up are read: they join the batch.
+  if (run_posted) return;
+  run_posted = true;
+  asio::post(io, [this] {
+    run_posted = false;
+    core->RunQueued();
+  });
+}
+
+void HttpServer::Impl::Handle(const std::shared_ptr<Connection>& c, Request& req) {
+  Target target = ParseTarget(req.target());
+  c->record().model = target.model;
+  if (target.endpoint == Endpoint::kUnknown || (c->metrics_only() && target.endpoint != Endpoint::kMetrics)) {
+    return c->Fail(404, fmt::format("no such endpoint: {} {}", std::string(req.method_string()),
+                                    std::string(req.target())));
+  }
+  if (req.method() != target.method) {
+    return c->Fail(405, fmt::format("{} takes {}, not {}", std::string(req.target()),
+                                    std::string(bhttp::to_string(target.method)), std::string(req.method_string())));
+  }
+  auto fail = [&](const Error& error) { c->Fail(HttpStatusFor(error.kind), error.message); };
+  switch (target.endpoint) {
+    case Endpoint::kServer: {
+      json j = {{"name", "ortkit"},
+                {"version", options.server_version},
+                {"extensions", {"binary_tensor_data", "model_repository", "statistics"}}};
+      return c->Write(MakeResponse(200, j.dump()));
+    }
+    case Endpoint::kLive: return c->Write(MakeResponse(core->IsLive() ? 200 : 503));
+    case Endpoint::kReady: return c->Write(MakeResponse(core->IsReady() ? 200 : 503));
+    case Endpoint::kMetrics:
+      return c->Write(MakeResponse(200, core->MetricsText(), "text/plain; version=0.0.4"));
+    case Endpoint::kRepositoryIndex: {
+      json list = json::array();
+      for (const auto& name : core->ModelNames()) {
+        auto ready = core->IsModelReady(name, "");
+        list.push_back({{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
+      }
+      return c->Write(MakeResponse(200, list.dump()));
+    }
+    case Endpoint::kModel: {
+      auto metadata = core->Metadata(target.model, target.version);
+      if (!metadata.ok()) return fail(metadata.error());
+      return c->Write(
+          MakeResponse(200, ModelMetadataToJson(*metadata).dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+    case Endpoint::kModelReady: {
+      auto ready = core->IsModelReady(target.model, target.version);
+      if (!ready.ok()) return fail(ready.error());
+      return c->Write(MakeResponse(*ready ? 200 : 503));
+    }
+    case Endpoint::kModelConfig: {
+      auto config = core->Config(target.model);
+      if (!config.ok()) return fail(config.error());
+      json j = json::parse(ModelConfigToJson(*config));
+      j["max_batch_size"] = config->batching.EffectiveMaxBatchSize();  // Triton's key, read by its clients
+      return c->Write(MakeResponse(200, j.dump()));
+    }
+    case Endpoint::kInfer: return Infer(c, req, target);
+    case Endpoint::kUnknown: break;
+  }
+}
+
+void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req, const Target& target) {
+  std::optional<std::size_t> header_length;
+  if (auto field = req.find(kHeaderLength); field != req.end()) {
+    const std::string_view text = field->value();
+    std::size_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      return c->Fail(400, fmt::format("{} is not a number: '{}'", kHeaderLength, text));
+    }
+    header_length = value;
+  }
+  OutputEncoding encoding;
+  auto request = DecodeInferRequest(req.body(), header_length, &encoding);
+  if (!request.ok()) return c->Fail(HttpStatusFor(request.error().kind), request.error().message);
+  request->model_name = target.model;
+  request->model_version = target.version;
+  c->record().request_id = request->id;
+  req.body().clear();  // the inputs are decoded: free the bytes while the request waits
+  auto done = [this, c, encoding = std::move(encoding)](Result<InferResponse> response) {
+    auto answer = std::make_shared<std::pair<Response, std::string>>();
+    answer->first = InferAnswer(response, encoding, &answer->second);
+    // On the I/O thread (it ran the batch) this writes at once; a worker hands it over.
+    asio::dispatch(io, [c, answer] {
+      if (!answer->second.empty()) c->record().error = std::move(answer->second);
+      c->Write(std::move(answer->first));
+    });
+  };
+  if (!options.run_on_io_thread) return core->Infer(std::move(request).value(), std::move(done));
+  core->InferLater(std::move(request).value(), std::move(done));
+  RunQueuedSoon();
+}
+
+void HttpServer::Impl::Loop() {
+  if (options.busy_poll_us <= 0) {
+    io.run();
+    return;
+  }
+  const auto spin = std::chrono::microseconds(options.busy_poll_us);
+  auto last_event = Clock::now();
+  while (!io.stopped()) {
+    if (io.poll() > 0) {
+      last_event = Clock::now();
+    } else if (Clock::now() - last_event > spin && io.run_one() > 0) {
+      last_event = Clock::now();
+    }
+  }
+}
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -195,30 +590,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(InferenceCore& core, cons
   auto impl = std::make_unique<Impl>();
   impl->core = &core;
   impl->options = options;
-  auto configure = [&](httplib::Server& server, int threads) {
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-    server.set_tcp_nodelay(true);
-    server.set_keep_alive_max_count(1u << 30);
-    server.set_payload_max_length(options.max_body_bytes);
-  };
-  configure(impl->server, std::max(1, options.threads));
-  impl->Routes();
-  auto bind = [&](httplib::Server& server, int port) -> Result<int> {
-    const int bound =
-        port == 0 ? server.bind_to_any_port(options.host) : (server.bind_to_port(options.host, port) ? port : -1);
-    if (bound <= 0) {
-      return MakeError(ErrorKind::kUnavailable,
-                       fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine)",
-                                   options.host, port));
-    }
-    return bound;
-  };
-  ORTKIT_ASSIGN_OR_RETURN(impl->port, bind(impl->server, options.port));
+  impl->options.max_connections = std::max(1, options.max_connections);
+  ORTKIT_RETURN_IF_ERROR(impl->Listen(impl->main, options.port));
+  impl->port = impl->main.acceptor.local_endpoint().port();
   if (options.metrics_port >= 0) {
-    impl->metrics_server = std::make_unique<httplib::Server>();
-    configure(*impl->metrics_server, 4);
-    impl->Metrics(*impl->metrics_server);
-    ORTKIT_ASSIGN_OR_RETURN(impl->metrics_port, bind(*impl->metrics_server, options.metrics_port));
+    impl->metrics.emplace(impl->io);
+    impl->metrics->metrics_only = true;
+    ORTKIT_RETURN_IF_ERROR(impl->Listen(*impl->metrics, options.metrics_port));
+    impl->metrics_port = impl->metrics->acceptor.local_endpoint().port();
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
@@ -227,20 +606,18 @@ int HttpServer::port() const { return impl_->port; }
 int HttpServer::metrics_port() const { return impl_->metrics_port; }
 
 void HttpServer::Start() {
-  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
-  if (impl_->metrics_server)
-    impl_->metrics_thread = std::thread([this] { impl_->metrics_server->listen_after_bind(); });
+  impl_->Accept(impl_->main);
+  if (impl_->metrics) impl_->Accept(*impl_->metrics);
+  impl_->Sweep();
+  impl_->thread = std::thread([this] { impl_->Loop(); });
 }
 
 void HttpServer::Stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
-  // stop() closes the listening socket; listen_after_bind() returns once the worker threads
-  // have answered what they were serving.
-  impl_->server.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
-  if (impl_->metrics_server) impl_->metrics_server->stop();
-  if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
+  if (!impl_->thread.joinable()) return;
+  asio::post(impl_->io, [this] { impl_->Drain(); });
+  impl_->thread.join();
 }
 
 }  // namespace ortkit::serve::http

@@ -1,11 +1,18 @@
 #pragma once
-// The Open Inference Protocol (KServe v2) over HTTP/REST, on cpp-httplib, over InferenceCore:
+// The Open Inference Protocol (KServe v2) over HTTP/REST, on Boost.Beast over one Asio event
+// loop, over InferenceCore:
 //   GET  /v2, /v2/health/live, /v2/health/ready
 //   GET  /v2/models/NAME[/versions/V], /v2/models/NAME[/versions/V]/ready, .../config
 //   POST /v2/models/NAME[/versions/V]/infer   (JSON, or JSON + binary tensor data)
 //   POST /v2/repository/index
 //   GET  /metrics                              (also on a port of its own with metrics_port)
 // Errors are {"error": "..."} with the status of HttpStatusFor().
+//
+// One I/O thread reads every connection. The requests one wake-up of the event loop brings are
+// queued together and, when an instance is idle, run as one batch on the I/O thread itself
+// (InferenceCore::InferLater + RunQueued): under load nobody switches threads. Batches that must
+// wait for their delay, or that other instances can take, run on the core's workers, which hand
+// the answers back to the I/O thread.
 
 #include <cstddef>
 #include <memory>
@@ -26,7 +33,15 @@ struct HttpOptions {
   int port = 8000;                        ///< 0: a free port, see HttpServer::port()
   int metrics_port = -1;                  ///< -1: /metrics on the main port only; 0: a free port
   std::size_t max_body_bytes = 64 << 20;  ///< larger bodies get 413
-  int threads = 192;                      ///< connections served at once (one thread each while kept alive)
+  int max_connections = 1024;             ///< open connections; further clients wait in the listen backlog
+  int idle_timeout_s = 60;  ///< a connection with no request in progress, or a stalled read or write, is closed
+  /// Run due batches on the I/O thread (no thread handoff); false: always on the core's workers,
+  /// so that reading never pauses for a run (many cores, long runs).
+  bool run_on_io_thread = true;
+  /// After the last event, the I/O thread polls instead of sleeping for this long: a request
+  /// that follows soon finds the core awake and its caches warm (at concurrency 1 a sleeping
+  /// core costs more than the model's run). 0: sleep at once.
+  int busy_poll_us = 0;
   std::string server_version = "0.1.0";
   AccessLog access_log;  ///< optional
 };
@@ -43,10 +58,10 @@ class HttpServer {
   int port() const;
   int metrics_port() const;  ///< -1 when metrics share the main port
 
-  /// Serves on background threads.
+  /// Serves on a background thread.
   void Start();
-  /// Stops accepting connections and returns once every request already received is answered.
-  /// Idempotent.
+  /// Stops accepting connections, closes idle ones, and returns once every request already
+  /// received is answered (their connections then close). Idempotent.
   void Stop();
 
  private:
