@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 namespace ortkit::serve::http {
 namespace {
@@ -14,37 +18,62 @@ using nlohmann::json;
 
 Error Invalid(std::string message) { return MakeError(ErrorKind::kInvalidArgument, std::move(message)); }
 
+// The request is parsed with RapidJSON: an arena-allocated tree, iterative (no recursion on deep
+// nesting), several times faster than a general JSON library on the per-request path.
+using JsonValue = rapidjson::Value;
+
+constexpr int kMaxDataDepth = 32;  // "data" nests once per dimension at most
+
+const JsonValue* Member(const JsonValue& object, const char* key) {
+  auto it = object.FindMember(key);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string StringOf(const JsonValue& v) { return std::string(v.GetString(), v.GetStringLength()); }
+
+// A value for a message: scalars as JSON, containers by kind (never walked: they may nest deeply).
+std::string Describe(const JsonValue& v) {
+  if (v.IsArray()) return "a list";
+  if (v.IsObject()) return "an object";
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  v.Accept(writer);
+  std::string text(buffer.GetString(), buffer.GetSize());
+  return text.size() > 40 ? text.substr(0, 37) + "..." : text;
+}
+
 // Flattens nested "data" arrays (the protocol allows both forms) in row-major order.
-void Flatten(const json& data, std::vector<const json*>* out) {
-  if (data.is_array()) {
-    for (const auto& e : data) Flatten(e, out);
-  } else {
+Status Flatten(const JsonValue& data, int depth, const std::string& name, std::vector<const JsonValue*>* out) {
+  if (!data.IsArray()) {
     out->push_back(&data);
+    return OkStatus();
   }
+  if (depth > kMaxDataDepth) {
+    return Invalid(fmt::format("input '{}': \"data\" nests more than {} lists deep", name, kMaxDataDepth));
+  }
+  for (const JsonValue& e : data.GetArray()) ORTKIT_RETURN_IF_ERROR(Flatten(e, depth + 1, name, out));
+  return OkStatus();
 }
 
 template <typename T>
-Status FillIntegers(const std::vector<const json*>& values, Tensor* tensor, const std::string& name) {
+Status FillIntegers(const std::vector<const JsonValue*>& values, Tensor* tensor, const std::string& name) {
   auto out = tensor->values<T>();
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const json& v = *values[i];
-    if (!v.is_number_integer()) {
-      return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs integers", name, i, v.dump(),
+    const JsonValue& v = *values[i];
+    if (v.IsInt64()) {
+      out[i] = static_cast<T>(v.GetInt64());
+    } else if (v.IsUint64()) {
+      out[i] = static_cast<T>(v.GetUint64());
+    } else {
+      return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs integers", name, i, Describe(v),
                                  FindDataType(tensor->type())->protocol));
     }
-    out[i] = v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
   }
   return OkStatus();
 }
 
-Status FillFromJson(const json& data, Tensor* tensor, const std::string& name) {
-  std::vector<const json*> values;
-  values.reserve(static_cast<std::size_t>(tensor->element_count()));
-  Flatten(data, &values);
-  if (static_cast<std::int64_t>(values.size()) != tensor->element_count()) {
-    return Invalid(fmt::format("input '{}': shape {} needs {} values, \"data\" holds {}", name,
-                               ShapeToString(tensor->shape()), tensor->element_count(), values.size()));
-  }
+// `values` holds exactly the tensor's element count.
+Status FillFromJson(const std::vector<const JsonValue*>& values, Tensor* tensor, const std::string& name) {
   switch (tensor->type()) {
     case DataType::kInt64: return FillIntegers<std::int64_t>(values, tensor, name);
     case DataType::kInt32: return FillIntegers<std::int32_t>(values, tensor, name);
@@ -57,24 +86,19 @@ Status FillFromJson(const json& data, Tensor* tensor, const std::string& name) {
     default: break;
   }
   const bool is_bool = tensor->type() == DataType::kBool;
-  if (tensor->type() == DataType::kFloat32) {
-    auto out = tensor->values<float>();
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      if (!values[i]->is_number()) {
-        return Invalid(
-            fmt::format("input '{}': element {} is {} but datatype FP32 needs numbers", name, i, values[i]->dump()));
-      }
-      out[i] = values[i]->get<float>();
-    }
-    return OkStatus();
-  }
+  const bool is_float = tensor->type() == DataType::kFloat32;
+  auto floats = is_float ? tensor->values<float>() : std::span<float>();
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const json& v = *values[i];
-    if (is_bool ? !v.is_boolean() : !v.is_number()) {
-      return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs {}", name, i, v.dump(),
+    const JsonValue& v = *values[i];
+    if (is_bool ? !v.IsBool() : !v.IsNumber()) {
+      return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs {}", name, i, Describe(v),
                                  FindDataType(tensor->type())->protocol, is_bool ? "true or false" : "numbers"));
     }
-    tensor->SetFromDouble(static_cast<std::int64_t>(i), is_bool ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+    if (is_float) {
+      floats[i] = static_cast<float>(v.GetDouble());
+    } else {
+      tensor->SetFromDouble(static_cast<std::int64_t>(i), is_bool ? (v.GetBool() ? 1.0 : 0.0) : v.GetDouble());
+    }
   }
   return OkStatus();
 }
@@ -177,99 +201,137 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
     return Invalid(
         fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
   }
-  json root;
-  try {
-    root = json::parse(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(json_size));
-  } catch (const json::parse_error& e) {
-    return Invalid(fmt::format("the request is not valid JSON: {}", e.what()));
+  rapidjson::Document root;
+  root.Parse<rapidjson::kParseIterativeFlag>(body.data(), json_size);
+  if (root.HasParseError()) {
+    return Invalid(fmt::format("the request is not valid JSON: {} (at byte {})",
+                               rapidjson::GetParseError_En(root.GetParseError()), root.GetErrorOffset()));
   }
-  if (!root.is_object()) return Invalid("the request must be a JSON object");
+  if (!root.IsObject()) return Invalid("the request must be a JSON object");
   InferRequest request;
-  try {
-    if (root.contains("id")) {
-      if (!root["id"].is_string()) return Invalid("\"id\" must be a string");
-      request.id = root["id"].get<std::string>();
+  if (const JsonValue* id = Member(root, "id")) {
+    if (!id->IsString()) return Invalid("\"id\" must be a string");
+    request.id = StringOf(*id);
+  }
+  if (const JsonValue* params = Member(root, "parameters")) {
+    if (!params->IsObject()) return Invalid("\"parameters\" must be an object");
+    if (const JsonValue* v = Member(*params, "binary_data_output")) {
+      if (!v->IsBool()) return Invalid("malformed request: parameter \"binary_data_output\" must be true or false");
+      encoding->all_binary = v->GetBool();
     }
-    if (root.contains("parameters")) {
-      const json& params = root["parameters"];
-      if (!params.is_object()) return Invalid("\"parameters\" must be an object");
-      if (params.contains("binary_data_output")) encoding->all_binary = params["binary_data_output"].get<bool>();
-      if (params.contains("priority")) request.priority = params["priority"].get<int>();
-      if (params.contains("timeout")) request.timeout_us = params["timeout"].get<std::int64_t>();
+    if (const JsonValue* v = Member(*params, "priority")) {
+      if (!v->IsInt()) return Invalid("malformed request: parameter \"priority\" must be an integer");
+      request.priority = v->GetInt();
     }
-    auto inputs = root.find("inputs");
-    if (inputs == root.end() || !inputs->is_array()) return Invalid("the request needs an \"inputs\" list");
-    std::size_t binary_offset = json_size;
-    for (const json& in : *inputs) {
-      if (!in.is_object()) return Invalid("each entry of \"inputs\" must be an object");
-      if (!in.contains("name") || !in["name"].is_string()) return Invalid("an input has no \"name\"");
-      const std::string name = in["name"].get<std::string>();
-      if (!in.contains("datatype") || !in["datatype"].is_string())
-        return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
-      const std::string datatype = in["datatype"].get<std::string>();
-      const DataTypeInfo* info = FindDataTypeByProtocol(datatype);
-      if (info == nullptr || info->type == DataType::kString) {
+    if (const JsonValue* v = Member(*params, "timeout")) {
+      if (!v->IsInt64()) return Invalid("malformed request: parameter \"timeout\" must be an integer (microseconds)");
+      request.timeout_us = v->GetInt64();
+    }
+  }
+  const JsonValue* inputs = Member(root, "inputs");
+  if (inputs == nullptr || !inputs->IsArray()) return Invalid("the request needs an \"inputs\" list");
+  request.inputs.reserve(inputs->Size());
+  std::size_t binary_offset = json_size;
+  for (const JsonValue& in : inputs->GetArray()) {
+    if (!in.IsObject()) return Invalid("each entry of \"inputs\" must be an object");
+    const JsonValue* name_value = Member(in, "name");
+    if (name_value == nullptr || !name_value->IsString()) return Invalid("an input has no \"name\"");
+    std::string name = StringOf(*name_value);
+    const JsonValue* datatype_value = Member(in, "datatype");
+    if (datatype_value == nullptr || !datatype_value->IsString()) {
+      return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
+    }
+    const std::string datatype = StringOf(*datatype_value);
+    const DataTypeInfo* info = FindDataTypeByProtocol(datatype);
+    if (info == nullptr || info->type == DataType::kString) {
+      return Invalid(
+          fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
+                      "FP16, BF16, FP32 or FP64)",
+                      name, datatype));
+    }
+    const JsonValue* shape_value = Member(in, "shape");
+    if (shape_value == nullptr || !shape_value->IsArray()) {
+      return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
+    }
+    std::vector<std::int64_t> shape;
+    shape.reserve(shape_value->Size());
+    for (const JsonValue& d : shape_value->GetArray()) {
+      if (!d.IsInt64() || d.GetInt64() < 0) {
+        return Invalid(fmt::format("input '{}': shape must hold non-negative integers, not {}", name, Describe(d)));
+      }
+      shape.push_back(d.GetInt64());
+    }
+    // Sizes are checked against what the request carries before anything is allocated: a shape
+    // of a billion rows is refused, not reserved.
+    auto count = ElementCountOf(shape);
+    if (!count.ok() || static_cast<std::uint64_t>(*count) > UINT64_MAX / info->size) {
+      return Invalid(fmt::format("input '{}': shape {} is too large", name, ShapeToString(shape)));
+    }
+    const std::uint64_t bytes = static_cast<std::uint64_t>(*count) * info->size;
+    std::optional<std::uint64_t> binary_size;
+    if (const JsonValue* params = Member(in, "parameters")) {
+      if (!params->IsObject()) return Invalid(fmt::format("input '{}': \"parameters\" must be an object", name));
+      if (const JsonValue* size = Member(*params, "binary_data_size")) {
+        if (!size->IsUint64()) {
+          return Invalid(fmt::format("input '{}': binary_data_size must be a non-negative integer, not {}", name,
+                                     Describe(*size)));
+        }
+        binary_size = size->GetUint64();
+      }
+    }
+    std::vector<const JsonValue*> values;
+    if (binary_size) {
+      if (*binary_size != bytes) {
+        return Invalid(fmt::format("input '{}': binary_data_size is {} but {} {} needs {} bytes", name, *binary_size,
+                                   datatype, ShapeToString(shape), bytes));
+      }
+      if (*binary_size > body.size() - binary_offset) {
         return Invalid(
-            fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
-                        "FP16, BF16, FP32 or FP64)",
-                        name, datatype));
+            fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
+                        "header, {} already used)",
+                        name, *binary_size, body.size() - json_size, binary_offset - json_size));
       }
-      if (!in.contains("shape") || !in["shape"].is_array())
-        return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
-      std::vector<std::int64_t> shape;
-      for (const json& d : in["shape"]) {
-        if (!d.is_number_integer() || d.get<std::int64_t>() < 0) {
-          return Invalid(fmt::format("input '{}': shape {} must hold non-negative integers", name, in["shape"].dump()));
-        }
-        shape.push_back(d.get<std::int64_t>());
-      }
-      auto tensor = Tensor::Allocate(info->type, shape);
-      if (!tensor.ok()) return Invalid(fmt::format("input '{}': {}", name, tensor.error().message));
-      std::optional<std::size_t> binary_size;
-      if (in.contains("parameters") && in["parameters"].contains("binary_data_size")) {
-        binary_size = in["parameters"]["binary_data_size"].get<std::size_t>();
-      }
-      if (binary_size) {
-        if (*binary_size != tensor->byte_size()) {
-          return Invalid(fmt::format("input '{}': binary_data_size is {} but {} {} needs {} bytes", name, *binary_size,
-                                     datatype, ShapeToString(shape), tensor->byte_size()));
-        }
-        if (binary_offset + *binary_size > body.size()) {
-          return Invalid(
-              fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
-                          "header, {} already used)",
-                          name, *binary_size, body.size() - json_size, binary_offset - json_size));
-        }
-        if (*binary_size > 0) std::memcpy(tensor->data(), body.data() + binary_offset, *binary_size);
-        binary_offset += *binary_size;
-      } else {
-        if (!in.contains("data"))
-          return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
-        ORTKIT_RETURN_IF_ERROR(FillFromJson(in["data"], &tensor.value(), name));
-      }
-      request.inputs.push_back({name, std::move(tensor).value()});
-    }
-    if (binary_offset != body.size()) {
-      return Invalid(fmt::format("the body holds {} bytes of binary data but the inputs' binary_data_size add up to {}",
-                                 body.size() - json_size, binary_offset - json_size));
-    }
-    if (root.contains("outputs")) {
-      if (!root["outputs"].is_array()) return Invalid("\"outputs\" must be a list");
-      for (const json& out : root["outputs"]) {
-        if (!out.is_object() || !out.contains("name") || !out["name"].is_string()) {
-          return Invalid("each entry of \"outputs\" needs a \"name\"");
-        }
-        const std::string name = out["name"].get<std::string>();
-        request.outputs.push_back(name);
-        if (out.contains("parameters") && out["parameters"].contains("binary_data") &&
-            out["parameters"]["binary_data"].get<bool>()) {
-          encoding->binary_outputs.push_back(name);
-        }
+    } else {
+      const JsonValue* data = Member(in, "data");
+      if (data == nullptr) return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
+      values.reserve(std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), 1 << 20));
+      ORTKIT_RETURN_IF_ERROR(Flatten(*data, 0, name, &values));
+      if (values.size() != static_cast<std::uint64_t>(*count)) {
+        return Invalid(fmt::format("input '{}': shape {} needs {} values, \"data\" holds {}", name,
+                                   ShapeToString(shape), *count, values.size()));
       }
     }
-  } catch (const json::exception& e) {
-    // A parameter of the wrong JSON type (get<bool>() on a string, ...).
-    return Invalid(fmt::format("malformed request: {}", e.what()));
+    auto tensor = Tensor::Allocate(info->type, std::move(shape));
+    if (!tensor.ok()) return Invalid(fmt::format("input '{}': {}", name, tensor.error().message));
+    if (binary_size) {
+      if (*binary_size > 0) std::memcpy(tensor->data(), body.data() + binary_offset, *binary_size);
+      binary_offset += *binary_size;
+    } else {
+      ORTKIT_RETURN_IF_ERROR(FillFromJson(values, &tensor.value(), name));
+    }
+    request.inputs.push_back({std::move(name), std::move(tensor).value()});
+  }
+  if (binary_offset != body.size()) {
+    return Invalid(fmt::format("the body holds {} bytes of binary data but the inputs' binary_data_size add up to {}",
+                               body.size() - json_size, binary_offset - json_size));
+  }
+  if (const JsonValue* outputs = Member(root, "outputs")) {
+    if (!outputs->IsArray()) return Invalid("\"outputs\" must be a list");
+    for (const JsonValue& out : outputs->GetArray()) {
+      const JsonValue* name_value = out.IsObject() ? Member(out, "name") : nullptr;
+      if (name_value == nullptr || !name_value->IsString()) return Invalid("each entry of \"outputs\" needs a \"name\"");
+      std::string name = StringOf(*name_value);
+      if (const JsonValue* params = Member(out, "parameters")) {
+        if (!params->IsObject()) return Invalid(fmt::format("output '{}': \"parameters\" must be an object", name));
+        if (const JsonValue* binary = Member(*params, "binary_data")) {
+          if (!binary->IsBool()) {
+            return Invalid(fmt::format("output '{}': parameter \"binary_data\" must be true or false", name));
+          }
+          if (binary->GetBool()) encoding->binary_outputs.push_back(name);
+        }
+      }
+      request.outputs.push_back(std::move(name));
+    }
   }
   return request;
 }
