@@ -2,11 +2,13 @@
 # ortkit serve against its limits and its peers, measured side by side in one run on bert-tiny.
 #
 #   bench/serve_bench.sh [BUILD_DIR=build] [DURATION_S=4]
+#   DELAY_US=2000 POLL_US=200 bench/serve_bench.sh   the server's max_queue_delay_us and --http-busy-poll-us
 #
 # Fair resources: the server, the FastAPI peer and the raw ONNX Runtime loop each run pinned to
 # core 0 with one intra-op thread; the load generator (ortkit perf) runs pinned to core 1.
 # Prints the ratios the serving issue sets as targets:
 #   limit      server at concurrency 64 / best raw loop throughput over batch sizes   >= 0.85
+#              (at seq_len 8, where the protocol's per-request cost weighs most, and at 32)
 #   batching   batching on / off at seq_len 8                                          >= 1.8
 #   bucketing  buckets / pad to the longest, lengths uniform 4..128 (equal outputs)    >= 1.5
 #   peer       server / FastAPI + onnxruntime at concurrency 64, at equal or better p99 >= 2
@@ -27,6 +29,7 @@ server=""
 cleanup() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT
 SERVER_CORE=0 LOAD_CORE=1
+delay_us="${DELAY_US:-2000}" poll_us="${POLL_US:-200}"
 echo "pinning: server / peer / raw loop on core $SERVER_CORE (taskset -c $SERVER_CORE, 1 intra-op thread); load generator on core $LOAD_CORE (taskset -c $LOAD_CORE)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -61,36 +64,48 @@ field() {  # $1: perf json, $2: step index, $3: python expression over `s` (the 
   "$python" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][int(sys.argv[2])]; print(eval(sys.argv[3]))' "$1" "$2" "$3"
 }
 
-echo "== raw ONNX Runtime loop (ortkit bench), seq_len 8 and 128"
+echo "== raw ONNX Runtime loop (ortkit bench), seq_len 8 and 32"
 taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch 1,2,4,8,16,32,64 --dim seq_len=8 --intra-threads 1 \
   --duration "${duration}s" --format json >"$work/raw8.json"
-read -r raw_best raw_best_batch raw_p50_b1 < <("$python" - "$work/raw8.json" <<'PY'
+taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch 1,8,16,32,64 --dim seq_len=32 --intra-threads 1 \
+  --duration "${duration}s" --format json >"$work/raw32.json"
+raw_figures() {  # $1: bench json -> best rows/s, its batch, batch-1 p50 in us
+  "$python" - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 best = max(r, key=lambda p: p["samples_per_s"])
 b1 = [p for p in r if p["batch"] == 1][0]
 print(f'{best["samples_per_s"]:.1f} {best["batch"]} {b1["latency_ms"]["p50"] * 1000:.1f}')
 PY
-)
-echo "  best: $raw_best rows/s at batch $raw_best_batch; batch 1 p50 $raw_p50_b1 us"
+}
+read -r raw_best raw_best_batch raw_p50_b1 < <(raw_figures "$work/raw8.json")
+read -r raw32_best raw32_best_batch _ < <(raw_figures "$work/raw32.json")
+echo "  seq_len 8: best $raw_best rows/s at batch $raw_best_batch; batch 1 p50 $raw_p50_b1 us"
+echo "  seq_len 32: best $raw32_best rows/s at batch $raw32_best_batch"
 rtt="$(taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/loopback_rtt" "$SERVER_CORE" "$LOAD_CORE" 20000 512 | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rtt_us_p50"])')"
 echo "  loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CORE): p50 $rtt us"
 
-echo "== ortkit serve, seq_len 8: batching on (max 64 rows, 500 us delay)"
-start_serve --max-batch-size 64 --max-queue-delay-us 500 --max-queue-size 1024
+echo "== ortkit serve, seq_len 8 and 32: batching on (max 64 rows, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
+start_serve --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us"
 perf "$work/on.json" --concurrency 1,64 --dim seq_len=8
 perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
+perf "$work/on32.json" --concurrency 64 --dim seq_len=32
+stop_server
+echo "== the same at concurrency 1 without polling (the I/O thread sleeps at once)"
+start_serve --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024
+perf "$work/on_sleep.json" --concurrency 1 --dim seq_len=8
 stop_server
 echo "== protocol floor: the same server and load on a model whose Run costs ~2 us"
 "$python" "$src/bench/trivial_model.py" "$work/trivial.onnx"
 taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/trivial.onnx" --http-port 0 --grpc-port -1 --instances 1 \
-  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us 500 --max-queue-size 1024 >"$work/serve.log" 2>&1 &
+  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us" \
+  >"$work/serve.log" 2>&1 &
 server=$!
 wait_listening "$work/serve.log"
 perf "$work/floor.json" --concurrency 1,64 --dim seq_len=8
 stop_server
 echo "== ortkit serve, seq_len 8: batching off"
-start_serve --no-batching --max-queue-size 1024
+start_serve --no-batching --max-queue-size 1024 --http-busy-poll-us "$poll_us"
 perf "$work/off.json" --concurrency 64 --dim seq_len=8
 stop_server
 echo "== FastAPI + onnxruntime peer (one request at a time, JSON), seq_len 8"
@@ -124,8 +139,11 @@ row() { printf "  %-44s %10s/s  p50 %7s  p99 %7s  batch %5s\n" "$1" "$(field "$2
   "$(field "$2" "$3" 'round(s["server_batch_size"] or 0,2)')"; }
 printf "  %-44s %10s/s\n" "raw loop, best batch ($raw_best_batch), seq 8" "$raw_best"
 row "serve, batching on, c=1, seq 8 (binary)" "$work/on.json" 0
+row "  the same, I/O thread sleeping at once" "$work/on_sleep.json" 0
 row "serve, batching on, c=64, seq 8 (binary)" "$work/on.json" 1
 row "serve, batching on, c=64, seq 8 (JSON)" "$work/on_json.json" 0
+printf "  %-44s %10s/s\n" "raw loop, best batch ($raw32_best_batch), seq 32" "$raw32_best"
+row "serve, batching on, c=64, seq 32 (binary)" "$work/on32.json" 0
 row "serve, batching off, c=64, seq 8 (binary)" "$work/off.json" 0
 row "FastAPI peer, c=1, seq 8 (JSON)" "$work/peer.json" 0
 row "FastAPI peer, c=64, seq 8 (JSON)" "$work/peer.json" 1
@@ -136,9 +154,10 @@ row "serve, pad to 128, c=64, 4..128" "$work/longest_perf.json" 0
 
 echo
 echo "== ratios (target in brackets)"
-"$python" - "$work" "$raw_best" "$raw_p50_b1" "$rtt" "$outputs" <<'PY'
+"$python" - "$work" "$raw_best" "$raw_p50_b1" "$rtt" "$outputs" "$raw32_best" <<'PY'
 import json, sys
 work, raw_best, raw_p50, rtt, outputs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+raw32_best = float(sys.argv[6])
 step = lambda name, i=0: json.load(open(f"{work}/{name}.json"))["steps"][i]
 on1, on64, on64j, off = step("on", 0), step("on", 1), step("on_json"), step("off")
 peer64 = step("peer", 1)
@@ -146,7 +165,10 @@ buckets, longest = step("buckets_perf"), step("longest_perf")
 def show(name, value, target, ok, detail):
     print(f"  {name:10s} {value:6.2f}  [{target}]  {'PASS' if ok else 'MISS'}  {detail}")
 v = on64["throughput"] / raw_best
-show("limit", v, ">= 0.85", v >= 0.85, f"{on64['throughput']:.0f}/s at c=64 vs raw {raw_best:.0f}/s")
+show("limit", v, ">= 0.85", v >= 0.85, f"seq 8: {on64['throughput']:.0f}/s at c=64 vs raw {raw_best:.0f}/s")
+on32 = step("on32")
+v = on32["throughput"] / raw32_best
+show("limit", v, ">= 0.85", v >= 0.85, f"seq 32: {on32['throughput']:.0f}/s at c=64 vs raw {raw32_best:.0f}/s")
 v = on64["throughput"] / off["throughput"]
 show("batching", v, ">= 1.8", v >= 1.8, f"{on64['throughput']:.0f}/s vs {off['throughput']:.0f}/s")
 v = buckets["throughput"] / longest["throughput"]

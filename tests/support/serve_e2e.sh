@@ -15,6 +15,7 @@ fail() { echo "FAIL: $*" >&2; [ -f "$work/serve.log" ] && tail -20 "$work/serve.
 # start_server FLAGS...: `ortkit serve FLAGS` in the background, logging to $work/serve.log; waits
 # for its "listening" line and sets server (the pid), http and grpc (host:port, grpc empty when off).
 start_server() {
+  : >"$work/serve.log"  # before the background shell opens it: never read the previous server's port
   "$ortkit" serve "$@" >"$work/serve.log" 2>&1 &
   server=$!
   for _ in $(seq 1 300); do

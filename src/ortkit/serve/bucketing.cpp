@@ -83,6 +83,15 @@ void CopyRows(const std::byte* src, std::span<const std::int64_t> src_shape, std
               std::span<const std::int64_t> dst_shape, std::int64_t dst_row, std::int64_t rows,
               std::size_t element_size) {
   const std::size_t rank = src_shape.size();
+  if (rank == 0 || rows <= 0) return;
+  // The common case (no padding): rows are contiguous and equally long on both sides.
+  if (std::equal(src_shape.begin() + 1, src_shape.end(), dst_shape.begin() + 1, dst_shape.end())) {
+    std::size_t row_bytes = element_size;
+    for (std::size_t a = 1; a < rank; ++a) row_bytes *= static_cast<std::size_t>(src_shape[a]);
+    std::memcpy(dst + static_cast<std::size_t>(dst_row) * row_bytes, src + static_cast<std::size_t>(src_row) * row_bytes,
+                static_cast<std::size_t>(rows) * row_bytes);
+    return;
+  }
   CopyPlan p{src,
              dst,
              src_shape,
@@ -96,7 +105,6 @@ void CopyRows(const std::byte* src, std::span<const std::int64_t> src_shape, std
     p.dst_inner[a - 1] = p.dst_inner[a] * dst_shape[a];
     p.same_below[a - 1] = p.same_below[a] && src_shape[a] == dst_shape[a];
   }
-  if (rank == 0 || rows <= 0) return;
   CopyAxis(p, 0, rows, src_row * p.src_inner[0], dst_row * p.dst_inner[0]);
 }
 

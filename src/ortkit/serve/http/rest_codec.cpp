@@ -201,7 +201,15 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
     return Invalid(
         fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
   }
-  rapidjson::Document root;
+  // A request's tree lives in these buffers (the allocators spill to the heap beyond them): no
+  // allocation per request for a header of a few hundred bytes.
+  alignas(16) char tree_buffer[8192];
+  alignas(16) char stack_buffer[1024];
+  rapidjson::MemoryPoolAllocator<> tree_allocator(tree_buffer, sizeof tree_buffer);
+  rapidjson::MemoryPoolAllocator<> stack_allocator(stack_buffer, sizeof stack_buffer);
+  using Document =
+      rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>>;
+  Document root(&tree_allocator, sizeof stack_buffer, &stack_allocator);
   root.Parse<rapidjson::kParseIterativeFlag>(body.data(), json_size);
   if (root.HasParseError()) {
     return Invalid(fmt::format("the request is not valid JSON: {} (at byte {})",

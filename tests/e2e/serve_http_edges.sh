@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# HTTP/1.1 edges of ortkit serve's Beast front end (~25 s), driven over raw sockets by
+# tests/python/serve_http_edges.py: pipelining, HTTP/1.0, Connection: close, chunked bodies,
+# Expect: 100-continue (raw and curl), 405/404/431/400/413 with the connection closed cleanly,
+# the idle timeout on a client stalled mid-header, the connection limit, a slow reader, and the
+# --http-workers and --http-busy-poll-us modes answering like the default one.
+source "$2/tests/support/serve_e2e.sh"
+command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+driver() { "$python" "$src/tests/python/serve_http_edges.py" "$@" --http "$http" --reference "$work/reference.json"; }
+
+# stop_server: SIGTERM, which must end the server with 0.
+stop_server() {
+  kill -TERM "$server"
+  set +e; wait "$server"; local rc=$?; set -e
+  server=""
+  [ "$rc" = 0 ] || fail "ortkit serve exited $rc after SIGTERM, expected 0"
+}
+
+serve_bert() { start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-port -1 --intra-op-threads 1 "$@"; }
+
+"$bin/ortkit_make_model" bert-tiny "$work/bert.onnx"
+status=0
+
+echo "== protocol (--max-body-mb 2 --http-idle-timeout-s 2)"
+serve_bert --max-body-mb 2 --http-idle-timeout-s 2
+driver protocol --limit-mb 2 --idle-timeout-s 2 || status=1
+stop_server
+
+echo "== limits (--http-max-connections 4)"
+serve_bert --http-max-connections 4 --http-idle-timeout-s 10
+driver limits --max-connections 4 || status=1
+stop_server
+
+echo "== --http-workers"
+serve_bert --http-workers
+driver smoke --label=--http-workers || status=1
+stop_server
+
+echo "== --http-busy-poll-us 200"
+serve_bert --http-busy-poll-us 200
+driver smoke "--label=--http-busy-poll-us 200" || status=1
+stop_server
+
+[ "$status" = 0 ] || fail "HTTP edge checks failed (see FAIL lines above)"
+echo "PASS: serve HTTP edges"
