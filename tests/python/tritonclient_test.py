@@ -153,12 +153,9 @@ class GrpcTest(unittest.TestCase):
         self.assertTrue(self.client.is_server_ready())
         self.assertTrue(self.client.get_server_metadata().name)
         self.assertTrue(self.client.is_model_ready("bert"))
-        # An unknown model is not ready: either ready=false or NOT_FOUND (the protocol allows both).
-        try:
-            self.assertFalse(self.client.is_model_ready("no_such_model"))
-        except InferenceServerException as error:
-            self.assertEqual(error.status(), "StatusCode.NOT_FOUND")
-            self.assertIn("no_such_model", error.message())
+        # An unknown model is not ready: ready=false with an OK status, as Triton answers.
+        self.assertFalse(self.client.is_model_ready("no_such_model"))
+        self.assertFalse(self.client.is_model_ready("bert", model_version="7"))
 
     def test_model_metadata_datatypes_and_dynamic_dims(self):
         bert = self.client.get_model_metadata("bert")

@@ -161,9 +161,9 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
   Status ModelReady(ServerContext* context, const inference::ModelReadyRequest* in,
                     inference::ModelReadyResponse* out) override {
     return Logged(context, "ModelReady", in->name(), [&] {
+      // An unknown model or version is not ready (Triton's contract): ready=false, not an error.
       auto ready = core_.IsModelReady(in->name(), in->version());
-      if (!ready.ok()) return ToStatus(ready.error());
-      out->set_ready(*ready);
+      out->set_ready(ready.ok() && *ready);
       return Status::OK;
     });
   }
