@@ -29,7 +29,7 @@ server=""
 cleanup() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT
 SERVER_CORE=0 LOAD_CORE=1
-delay_us="${DELAY_US:-2000}" poll_us="${POLL_US:-200}"
+delay_us="${DELAY_US:-500}" poll_us="${POLL_US:-200}"
 echo "pinning: server / peer / raw loop on core $SERVER_CORE (taskset -c $SERVER_CORE, 1 intra-op thread); load generator on core $LOAD_CORE (taskset -c $LOAD_CORE)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 

@@ -189,22 +189,10 @@ struct HttpServer::Impl {
   int metrics_port = -1;
   bool stopped = false;  // Stop()'s caller only
 
-  // How long requests queued by this thread may wait for more to fill their batch.
-  struct FillLimits {
-    int max_rows = 0;
-    Clock::duration delay{};
-  };
-
   // The I/O thread's own state.
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections;
   bool draining = false;
   bool run_posted = false;  // a RunQueued() is posted
-  std::unordered_map<std::string, FillLimits> fill_limits;  // per model, from its configuration
-  int queued = 0;  // requests queued with InferLater since the last RunQueued()
-  Clock::time_point first_queued;
-  FillLimits queued_limits;  // the tightest of the queued requests' models
-  asio::steady_timer fill_timer{io};
-  bool fill_timer_armed = false;
 
   Status Listen(Listener& listener, int port);
   void Accept(Listener& listener);
@@ -214,10 +202,7 @@ struct HttpServer::Impl {
   void Drain();
   void Handle(const std::shared_ptr<Connection>& c, Request& req);
   void Infer(const std::shared_ptr<Connection>& c, Request& req, const Target& target);
-  void Queued(const std::string& model);
   void RunQueuedSoon();
-  void RunQueuedNow();
-  bool ClientsExpected(Clock::time_point now, Clock::duration window) const;
   void Loop();
 };
 
@@ -231,12 +216,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   bool metrics_only() const { return metrics_only_; }
   AccessRecord& record() { return record_; }
   bool answering() const { return answering_; }
-  void set_infer() { infer_ = true; }
-  /// Whether the client was answered an inference within `window` and has not sent its next
-  /// request yet: a client in a closed loop is about to.
-  bool Expected(Clock::time_point now, Clock::duration window) const {
-    return expecting_ && now - answered_at_ < window;
-  }
 
   void Start() {
     if (server_.options.access_log) {
@@ -291,7 +270,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
       if (!ec) return Discard();
     }
     closed_ = true;
-    expecting_ = false;
     socket_.close(ec);
     server_.Forget(this);
   }
@@ -304,7 +282,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     record_ = AccessRecord{};
     active_ = Clock::now();
     bhttp::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-      self->expecting_ = false;
       if (!self->closed_) ec ? self->OnReadError(ec) : self->OnHeader();
     });
   }
@@ -378,9 +355,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     if (ec) return Close(false);
     if (!response_.keep_alive() || server_.draining) return Close(true);
     response_ = {};
-    expecting_ = infer_;
-    answered_at_ = Clock::now();
-    infer_ = false;
     Read();
   }
 
@@ -403,9 +377,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   AccessRecord record_;
   Clock::time_point active_;    // the last progress
   Clock::time_point received_;  // when the request being answered was read
-  Clock::time_point answered_at_;  // when the last inference answer was written
-  bool infer_ = false;             // the request being answered is an inference
-  bool expecting_ = false;         // see Expected()
   bool keep_alive_ = true;
   bool answering_ = false;  // a request is read and its answer not written yet
   bool writing_ = false;
@@ -499,69 +470,16 @@ void HttpServer::Impl::Drain() {
   if (connections.empty()) work.reset();
 }
 
-void HttpServer::Impl::Queued(const std::string& model) {
-  auto it = fill_limits.find(model);
-  if (it == fill_limits.end()) {
-    FillLimits limits;  // an unknown model: no wait
-    if (auto config = core->Config(model); config.ok()) {
-      limits.max_rows = config->batching.EffectiveMaxBatchSize();
-      limits.delay = std::chrono::microseconds(config->batching.max_queue_delay_us);
-    }
-    it = fill_limits.emplace(model, limits).first;
-  }
-  if (queued++ == 0) {
-    first_queued = Clock::now();
-    queued_limits = it->second;
-  } else {
-    queued_limits.max_rows = std::min(queued_limits.max_rows, it->second.max_rows);
-    queued_limits.delay = std::min(queued_limits.delay, it->second.delay);
-  }
-  RunQueuedSoon();
-}
-
-bool HttpServer::Impl::ClientsExpected(Clock::time_point now, Clock::duration window) const {
-  for (const auto& [raw, c] : connections) {
-    if (c->Expected(now, window)) return true;
-  }
-  return false;
-}
-
 void HttpServer::Impl::RunQueuedSoon() {
-  // After the other requests of this wake-up are read: they join the batch.
+  // After the other requests of this wake-up are read: they join the batch. Waiting longer for
+  // clients about to send was measured and lost: the core idles meanwhile, and a closed loop of
+  // clients settles on batches of a quarter of them by itself.
   if (run_posted) return;
   run_posted = true;
   asio::post(io, [this] {
     run_posted = false;
-    if (queued == 0) return;
-    // Clients answered a moment ago and not back yet are about to send (closed loops: a batch's
-    // answers come back as the next batch). Waiting for them, within the model's delay, keeps
-    // batches full instead of splitting into whoever was quickest; a lone client never waits.
-    const auto now = Clock::now();
-    const auto deadline = first_queued + queued_limits.delay;
-    if (queued < queued_limits.max_rows && now < deadline && !draining && ClientsExpected(now, queued_limits.delay)) {
-      if (!fill_timer_armed) {
-        fill_timer_armed = true;
-        fill_timer.expires_at(deadline);
-        fill_timer.async_wait([this](error_code ec) {
-          if (ec == asio::error::operation_aborted) return;
-          fill_timer_armed = false;
-          RunQueuedNow();
-        });
-      }
-      return;
-    }
-    RunQueuedNow();
+    core->RunQueued();
   });
-}
-
-void HttpServer::Impl::RunQueuedNow() {
-  if (queued == 0) return;
-  queued = 0;
-  if (fill_timer_armed) {
-    fill_timer_armed = false;
-    fill_timer.cancel();
-  }
-  core->RunQueued();
 }
 
 void HttpServer::Impl::Handle(const std::shared_ptr<Connection>& c, Request& req) {
@@ -645,10 +563,9 @@ void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req,
       c->Write(std::move(answer->first));
     });
   };
-  c->set_infer();
   if (!options.run_on_io_thread) return core->Infer(std::move(request).value(), std::move(done));
   core->InferLater(std::move(request).value(), std::move(done));
-  Queued(target.model);
+  RunQueuedSoon();
 }
 
 void HttpServer::Impl::Loop() {
