@@ -507,12 +507,15 @@ def run_protocol(args):
 # --- limits ---------------------------------------------------------------------------------------
 
 
-def run_limits(args):
-    checks = Checks()
-    address = args.http
+def with_reference(args):
+    """A mode's starting point: its checks, the server, and the reference answers the protocol mode wrote."""
     reference = load_reference(args.reference)
     seeds = sorted(reference)
-    bodies = {s: infer_body(s) for s in seeds}
+    return Checks(), args.http, reference, seeds, {s: infer_body(s) for s in seeds}
+
+
+def run_limits(args):
+    checks, address, reference, seeds, bodies = with_reference(args)
 
     def connection_limit():
         clients = 2 * args.max_connections
@@ -585,11 +588,7 @@ def run_limits(args):
 
 
 def run_smoke(args):
-    checks = Checks()
-    address = args.http
-    reference = load_reference(args.reference)
-    seeds = sorted(reference)
-    bodies = {s: infer_body(s) for s in seeds}
+    checks, address, reference, seeds, bodies = with_reference(args)
 
     def infers():
         raw = Raw(address)
