@@ -1,13 +1,17 @@
 #include "ortkit/serve/http/rest_codec.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <rapidjson/document.h>
+#include <rapidjson/encodedstream.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -24,12 +28,86 @@ using JsonValue = rapidjson::Value;
 
 constexpr int kMaxDataDepth = 32;  // "data" nests once per dimension at most
 
+// Builds `Document` as Document::Parse would, except that every non-integer number is read
+// again with std::from_chars from the request's bytes. RapidJSON's own reading is inexact by
+// default (about one 17-digit double in five comes out an ulp or more off: FP64 data) and, in
+// full precision, returns garbage for a zero with an exponent ("0e-30": Debian's 1.1.0
+// normalises a zero significand); handing all numbers over as text doubles the parse's cost.
+// Integers are exact already. The reader calls Double() once the number's last character is
+// consumed, so its text ends at the stream's position; a re-read that disagrees by more than
+// rounding keeps RapidJSON's value.
+template <typename Document, typename Stream>
+class ExactDoubleHandler {
+ public:
+  ExactDoubleHandler(Document* document, const char* begin, const Stream* stream)
+      : document_(document), begin_(begin), stream_(stream) {}
+
+  bool Double(double d) {
+    const char* end = begin_ + stream_->Tell();
+    const char* start = end;
+    bool exponent = false;
+    const auto in_number = [](char c) {
+      return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+    };
+    while (start > begin_ && in_number(start[-1])) {
+      --start;
+      exponent = exponent || *start == 'e' || *start == 'E';
+    }
+    if (!std::isfinite(d)) {  // RapidJSON reads 1.5e309 as infinity, which JSON cannot carry
+      refused_number_.assign(start, end);
+      return false;
+    }
+    // Without an exponent, 15 characters hold at most 15 digits: RapidJSON reads those exactly
+    // (one correctly rounded division).
+    if (end - start > 15 || exponent) {
+      double exact = 0;
+      const auto [ptr, ec] = std::from_chars(start, end, exact);
+      if (ec == std::errc() && ptr == end && std::abs(exact - d) <= std::abs(d) * 1e-14) d = exact;
+    }
+    return document_->Double(d);
+  }
+  /// The number that stopped the parse (beyond a double's range); empty if none did.
+  const std::string& refused_number() const { return refused_number_; }
+
+  bool Null() { return document_->Null(); }
+  bool Bool(bool b) { return document_->Bool(b); }
+  bool Int(int i) { return document_->Int(i); }
+  bool Uint(unsigned u) { return document_->Uint(u); }
+  bool Int64(std::int64_t i) { return document_->Int64(i); }
+  bool Uint64(std::uint64_t u) { return document_->Uint64(u); }
+  bool RawNumber(const char* s, rapidjson::SizeType length, bool copy) { return document_->RawNumber(s, length, copy); }
+  bool String(const char* s, rapidjson::SizeType length, bool copy) { return document_->String(s, length, copy); }
+  bool StartObject() { return document_->StartObject(); }
+  bool Key(const char* s, rapidjson::SizeType length, bool copy) { return document_->Key(s, length, copy); }
+  bool EndObject(rapidjson::SizeType members) { return document_->EndObject(members); }
+  bool StartArray() { return document_->StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) { return document_->EndArray(elements); }
+
+ private:
+  Document* document_;
+  const char* begin_;
+  const Stream* stream_;
+  std::string refused_number_;
+};
+
 const JsonValue* Member(const JsonValue& object, const char* key) {
   auto it = object.FindMember(key);
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
 std::string StringOf(const JsonValue& v) { return std::string(v.GetString(), v.GetStringLength()); }
+
+// The id and names are echoed into answers, whose JSON header EncodeBinaryResponse writes byte for
+// byte: a string that is not UTF-8 would make the whole answer invalid. Only these few strings are
+// checked; RapidJSON's kParseValidateEncodingFlag checks every string at a third of a small parse.
+bool IsUtf8(const JsonValue& string) {
+  rapidjson::MemoryStream stream(string.GetString(), string.GetStringLength());
+  unsigned codepoint = 0;
+  while (stream.Tell() < string.GetStringLength()) {
+    if (!rapidjson::UTF8<>::Decode(stream, &codepoint)) return false;
+  }
+  return true;
+}
 
 // A value for a message: scalars as JSON, containers by kind (never walked: they may nest deeply).
 std::string Describe(const JsonValue& v) {
@@ -210,15 +288,33 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
   using Document =
       rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>>;
   Document root(&tree_allocator, sizeof stack_buffer, &stack_allocator);
-  root.Parse<rapidjson::kParseIterativeFlag>(body.data(), json_size);
-  if (root.HasParseError()) {
+  using Stream = rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream>;  // skips a BOM
+  rapidjson::ParseResult parsed;
+  std::string refused_number;
+  auto parse = [&](Document& document) {
+    rapidjson::MemoryStream bytes(body.data(), json_size);
+    Stream stream(bytes);
+    ExactDoubleHandler<Document, Stream> handler(&document, body.data(), &stream);
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>> reader(
+        &stack_allocator);
+    parsed = reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler);
+    refused_number = handler.refused_number();
+    return !parsed.IsError();
+  };
+  root.Populate(parse);
+  if (!refused_number.empty()) {
+    return Invalid(fmt::format("the request is not valid JSON: number {} is beyond a double's range (at byte {})",
+                               refused_number, parsed.Offset()));
+  }
+  if (parsed.IsError()) {
     return Invalid(fmt::format("the request is not valid JSON: {} (at byte {})",
-                               rapidjson::GetParseError_En(root.GetParseError()), root.GetErrorOffset()));
+                               rapidjson::GetParseError_En(parsed.Code()), parsed.Offset()));
   }
   if (!root.IsObject()) return Invalid("the request must be a JSON object");
   InferRequest request;
   if (const JsonValue* id = Member(root, "id")) {
     if (!id->IsString()) return Invalid("\"id\" must be a string");
+    if (!IsUtf8(*id)) return Invalid("\"id\" is not valid UTF-8");
     request.id = StringOf(*id);
   }
   if (const JsonValue* params = Member(root, "parameters")) {
@@ -244,6 +340,7 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
     if (!in.IsObject()) return Invalid("each entry of \"inputs\" must be an object");
     const JsonValue* name_value = Member(in, "name");
     if (name_value == nullptr || !name_value->IsString()) return Invalid("an input has no \"name\"");
+    if (!IsUtf8(*name_value)) return Invalid("an input's \"name\" is not valid UTF-8");
     std::string name = StringOf(*name_value);
     const JsonValue* datatype_value = Member(in, "datatype");
     if (datatype_value == nullptr || !datatype_value->IsString()) {
@@ -327,7 +424,10 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
     if (!outputs->IsArray()) return Invalid("\"outputs\" must be a list");
     for (const JsonValue& out : outputs->GetArray()) {
       const JsonValue* name_value = out.IsObject() ? Member(out, "name") : nullptr;
-      if (name_value == nullptr || !name_value->IsString()) return Invalid("each entry of \"outputs\" needs a \"name\"");
+      if (name_value == nullptr || !name_value->IsString()) {
+        return Invalid("each entry of \"outputs\" needs a \"name\"");
+      }
+      if (!IsUtf8(*name_value)) return Invalid("an output's \"name\" is not valid UTF-8");
       std::string name = StringOf(*name_value);
       if (const JsonValue* params = Member(out, "parameters")) {
         if (!params->IsObject()) return Invalid(fmt::format("output '{}': \"parameters\" must be an object", name));
