@@ -3,7 +3,8 @@
 # tests/python/serve_http_edges.py: pipelining, HTTP/1.0, Connection: close, chunked bodies,
 # Expect: 100-continue (raw and curl), 405/404/431/400/413 with the connection closed cleanly,
 # the idle timeout on a client stalled mid-header, the connection limit, a slow reader, and the
-# --http-workers and --http-busy-poll-us modes answering like the default one.
+# --http-workers and --http-busy-poll-us modes answering like the default one, and a drain that a
+# client which never closes cannot hold up.
 source "$2/tests/support/serve_e2e.sh"
 command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
 driver() { "$python" "$src/tests/python/serve_http_edges.py" "$@" --http "$http" --reference "$work/reference.json"; }
@@ -40,6 +41,13 @@ echo "== --http-busy-poll-us 200"
 serve_bert --http-busy-poll-us 200
 driver smoke "--label=--http-busy-poll-us 200" || status=1
 stop_server
+
+echo "== SIGTERM with a request half received and a client that never closes"
+serve_bert
+driver drain --server-pid "$server" || status=1
+set +e; wait "$server"; rc=$?; set -e
+server=""
+[ "$rc" = 0 ] || { echo "FAIL: ortkit serve exited $rc after SIGTERM, expected 0"; status=1; }
 
 [ "$status" = 0 ] || fail "HTTP edge checks failed (see FAIL lines above)"
 echo "PASS: serve HTTP edges"

@@ -14,7 +14,9 @@ Prints one line per check with what it observed; exit 1 when any check fails.
 import argparse
 import http.client
 import json
+import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -606,17 +608,61 @@ def run_smoke(args):
     return 1 if checks.failures else 0
 
 
+# --- drain ----------------------------------------------------------------------------------------
+
+
+def exited(pid):
+    """Whether `pid` has ended (a zombie waiting for its parent counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def run_drain(args):
+    checks, address, reference, seeds, bodies = with_reference(args)
+
+    def half_request_then_sigterm():
+        raw = Raw(address)
+        request = request_bytes("POST", INFER_PATH, bodies[seeds[0]])
+        raw.send(request[: len(request) // 2])
+        time.sleep(0.2)
+        start = time.monotonic()
+        os.kill(args.server_pid, signal.SIGTERM)
+        time.sleep(0.2)
+        raw.send(request[len(request) // 2 :])
+        answer = raw.read_response()
+        diff = same_answer("the request half sent before SIGTERM", answer, reference[seeds[0]])
+        if answer.headers.get("connection", "").lower() != "close":
+            raise AssertionError(f"the answer during the drain says Connection: {answer.headers.get('connection')}")
+        # The client keeps its socket open and never reads again: the server must still exit.
+        while not exited(args.server_pid):
+            if time.monotonic() - start > 10:
+                raise AssertionError("the server is still running 10 s after SIGTERM, held by an open client")
+            time.sleep(0.05)
+        waited = time.monotonic() - start
+        raw.close()
+        return (f"answered (max |diff| {diff:.1e}, Connection: close); the server exited {waited:.1f} s after "
+                f"SIGTERM although the client never closed")
+
+    checks.run("SIGTERM mid-request, client never closes", half_request_then_sigterm)
+    return 1 if checks.failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["protocol", "limits", "smoke"])
+    parser.add_argument("mode", choices=["protocol", "limits", "smoke", "drain"])
     parser.add_argument("--http", required=True, help="HOST:PORT of the server")
     parser.add_argument("--reference", required=True, help="the reference answers (protocol writes them)")
     parser.add_argument("--limit-mb", type=int, default=2, help="the server's --max-body-mb")
     parser.add_argument("--idle-timeout-s", type=float, default=2, help="the server's --http-idle-timeout-s")
     parser.add_argument("--max-connections", type=int, default=4, help="the server's --http-max-connections")
     parser.add_argument("--label", default="smoke")
+    parser.add_argument("--server-pid", type=int, help="drain: the server to send SIGTERM")
     args = parser.parse_args()
-    return {"protocol": run_protocol, "limits": run_limits, "smoke": run_smoke}[args.mode](args)
+    modes = {"protocol": run_protocol, "limits": run_limits, "smoke": run_smoke, "drain": run_drain}
+    return modes[args.mode](args)
 
 
 if __name__ == "__main__":

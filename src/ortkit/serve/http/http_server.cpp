@@ -432,6 +432,7 @@ void HttpServer::Impl::Forget(Connection* connection) {
 }
 
 void HttpServer::Impl::ResumeAccepting() {
+  if (draining) return;
   for (Listener* listener : {&main, metrics ? &*metrics : nullptr}) {
     if (listener == nullptr || !listener->paused) continue;
     if (!listener->metrics_only && connections.size() >= static_cast<std::size_t>(options.max_connections)) continue;
@@ -442,8 +443,10 @@ void HttpServer::Impl::ResumeAccepting() {
 
 void HttpServer::Impl::Sweep() {
   sweep.expires_after(std::chrono::seconds(1));
+  // Also while draining: a client that never reads its last answer or never closes must not
+  // hold the server up.
   sweep.async_wait([this](error_code ec) {
-    if (ec || draining) return;
+    if (ec || (draining && connections.empty())) return;
     const auto now = Clock::now();
     std::vector<std::shared_ptr<Connection>> stale;
     for (auto& [raw, c] : connections) {
@@ -460,14 +463,16 @@ void HttpServer::Impl::Drain() {
   error_code ec;
   main.acceptor.close(ec);
   if (metrics) metrics->acceptor.close(ec);
-  sweep.cancel();
   std::vector<std::shared_ptr<Connection>> all;
   for (auto& [raw, c] : connections) all.push_back(c);
   // Requests already received (or arriving) are answered, with Connection: close.
   for (auto& c : all) {
     if (!c->MidRequest()) c->Close(false);
   }
-  if (connections.empty()) work.reset();
+  if (connections.empty()) {
+    sweep.cancel();
+    work.reset();
+  }
 }
 
 void HttpServer::Impl::RunQueuedSoon() {
