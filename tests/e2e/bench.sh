@@ -113,6 +113,7 @@ PY
 
 # ... and `ortkit serve` accepts the tuned file.
 if command -v curl >/dev/null; then
+  : >"$work/serve.out"  # exists before the loop reads it
   "$ortkit" serve --model "encoder=$enc" --config "$work/serving.json" --http-port 0 --grpc-port -1 >"$work/serve.out" 2>&1 &
   serve_pid=$!
   port=""
