@@ -27,23 +27,13 @@
 # Environment: CONFORMANCE_JOBS (parallel cases, default 2), CONFORMANCE_TIMEOUT (seconds per case,
 # default 60), ORTKIT_TESTDATA (default /usr/share/libonnx-testdata/data), CONFORMANCE_RESULTS
 # (where the outcomes of this run are written, default ./conformance_results.txt).
-set -euo pipefail
-ortkit="$(realpath "$1")"; src="$2"; mode="${3:-check}"
-[ "${ORTKIT_CONFORMANCE_UPDATE:-0}" = 1 ] && mode=--update
-data="${ORTKIT_TESTDATA:-/usr/share/libonnx-testdata/data}"
+# The prologue reads the mode from $3 only: ORTKIT_CONFORMANCE_UPDATE=1 becomes that argument.
+[ "${ORTKIT_CONFORMANCE_UPDATE:-0}" = 1 ] && set -- "$1" "$2" --update
+source "$2/tests/support/testdata_e2e.sh"
 jobs="${CONFORMANCE_JOBS:-2}"
 per_case_timeout="${CONFORMANCE_TIMEOUT:-60}"
 expected="$src/tests/data/conformance_expected.txt"
 results="${CONFORMANCE_RESULTS:-$PWD/conformance_results.txt}"
-sets=(node pytorch-converted pytorch-operator simple)
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ -x "$ortkit" ] || fail "no ortkit executable at $1"
-[ -d "$data/node" ] || fail "$data/node is missing: install libonnx-testdata (scripts/setup.sh does)"
-command -v jq >/dev/null || fail "jq is needed to read ortkit's JSON (apt-get install jq)"
-[ "$mode" = check ] || [ "$mode" = --update ] || fail "unknown mode '$mode' (expected --update or nothing)"
-
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
 # StringNormalizer builds the en_US.UTF-8 locale when the session is created; without it ONNX
 # Runtime refuses the model. Where the system lacks the locale, compile one for ortkit alone.

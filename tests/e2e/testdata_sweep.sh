@@ -10,22 +10,11 @@
 # Environment: SWEEP_JOBS (parallel checks, default 2), SWEEP_TIMEOUT (seconds per model, default 60),
 # ORTKIT_TESTDATA (default /usr/share/libonnx-testdata/data), SWEEP_RESULTS (where the per-model
 # outcomes are written, default ./testdata_sweep_results.txt). docs/testdata-sweep.md has the counts.
-set -euo pipefail
-ortkit="$(realpath "$1")"; src="$2"; mode="${3:-check}"
-data="${ORTKIT_TESTDATA:-/usr/share/libonnx-testdata/data}"
+source "$2/tests/support/testdata_e2e.sh"
 jobs="${SWEEP_JOBS:-2}"
 per_model_timeout="${SWEEP_TIMEOUT:-60}"
 expected="$src/tests/data/testdata_sweep_expected.txt"
 results="${SWEEP_RESULTS:-$PWD/testdata_sweep_results.txt}"
-suites=(node pytorch-converted pytorch-operator simple)
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ -x "$ortkit" ] || fail "no ortkit executable at $1"
-[ -d "$data/node" ] || fail "$data/node is missing: install libonnx-testdata (scripts/setup.sh does)"
-command -v jq >/dev/null || fail "jq is needed to read ortkit's JSON (apt-get install jq)"
-[ "$mode" = check ] || [ "$mode" = --update ] || fail "unknown mode '$mode' (expected --update or nothing)"
-
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
 # One model -> one line "SUITE/TEST OUTCOME", OUTCOME being "pass", "fail FIRST_ERROR_CODE" (the
 # first error in layer order: file, external-data, checker, shape-inference, rules, runtime),
@@ -55,13 +44,13 @@ export -f check_one
 export ortkit data work per_model_timeout
 
 start=$SECONDS
-for suite in "${suites[@]}"; do
-  find "$data/$suite" -mindepth 2 -maxdepth 2 -name model.onnx
+for set in "${sets[@]}"; do
+  find "$data/$set" -mindepth 2 -maxdepth 2 -name model.onnx
 done | sort | xargs -P "$jobs" -I{} bash -c 'check_one "$1"' _ {} | LC_ALL=C sort >"$results"
 elapsed=$((SECONDS - start))
 total=$(wc -l <"$results")
 
-echo "ortkit check over $total models of $data (${suites[*]}) in ${elapsed}s with $jobs jobs"
+echo "ortkit check over $total models of $data (${sets[*]}) in ${elapsed}s with $jobs jobs"
 echo
 echo "outcome counts:"
 awk '{ outcome = ($2 == "fail") ? "fail " $3 : $2; count[outcome]++ }

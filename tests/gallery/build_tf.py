@@ -10,7 +10,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras_models  # noqa: E402
-from ortkit_export import ExportError, export_tf  # noqa: E402
+from gallery_common import export_cases  # noqa: E402
+from ortkit_export import export_tf  # noqa: E402
 
 HERE = os.path.abspath(os.path.join(os.path.dirname(__file__), "keras_models.py"))
 
@@ -27,16 +28,7 @@ CASES = {"11-keras-classifier": keras_classifier}
 
 
 def main():
-    out = sys.argv[1]
-    failed = 0
-    for name, export in CASES.items():
-        try:
-            export(os.path.join(out, name))
-            print(f"exported {name}")
-        except ExportError as e:
-            print(f"{name}: {e.render()}", file=sys.stderr)
-            failed += 1
-    return 1 if failed else 0
+    return export_cases(CASES, sys.argv[1])
 
 
 if __name__ == "__main__":

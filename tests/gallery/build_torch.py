@@ -10,7 +10,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch_models as m  # noqa: E402
-from ortkit_export import ExportError, export_torch  # noqa: E402
+from gallery_common import export_cases  # noqa: E402
+from ortkit_export import export_torch  # noqa: E402
 
 HERE = os.path.abspath(os.path.join(os.path.dirname(__file__), "torch_models.py"))
 
@@ -67,18 +68,7 @@ CASES = {
 
 
 def main():
-    out, wanted = sys.argv[1], sys.argv[2:]
-    failed = 0
-    for name, export in CASES.items():
-        if wanted and name not in wanted:
-            continue
-        try:
-            export(os.path.join(out, name))
-            print(f"exported {name}")
-        except ExportError as e:
-            print(f"{name}: {e.render()}", file=sys.stderr)
-            failed += 1
-    return 1 if failed else 0
+    return export_cases(CASES, sys.argv[1], sys.argv[2:])
 
 
 if __name__ == "__main__":
