@@ -33,7 +33,7 @@ struct ServeFlags {
   bool http_workers = false;
   int http_busy_poll_us = 0;
   int http_idle_timeout_s = 60;  // run batches on the core's workers, never on the HTTP I/O thread
-  std::string access_log;  // "-": stderr
+  std::string access_log;        // "-": stderr
   // Overrides of every model's configuration file (unset: the file's value).
   std::optional<int> instances;
   std::optional<int> intra_op_threads;

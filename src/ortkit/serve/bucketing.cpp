@@ -88,8 +88,8 @@ void CopyRows(const std::byte* src, std::span<const std::int64_t> src_shape, std
   if (std::equal(src_shape.begin() + 1, src_shape.end(), dst_shape.begin() + 1, dst_shape.end())) {
     std::size_t row_bytes = element_size;
     for (std::size_t a = 1; a < rank; ++a) row_bytes *= static_cast<std::size_t>(src_shape[a]);
-    std::memcpy(dst + static_cast<std::size_t>(dst_row) * row_bytes, src + static_cast<std::size_t>(src_row) * row_bytes,
-                static_cast<std::size_t>(rows) * row_bytes);
+    std::memcpy(dst + static_cast<std::size_t>(dst_row) * row_bytes,
+                src + static_cast<std::size_t>(src_row) * row_bytes, static_cast<std::size_t>(rows) * row_bytes);
     return;
   }
   CopyPlan p{src,

@@ -6,6 +6,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -15,7 +16,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/serve/http/rest_codec.h"
@@ -491,8 +491,8 @@ void HttpServer::Impl::Handle(const std::shared_ptr<Connection>& c, Request& req
   Target target = ParseTarget(req.target());
   c->record().model = target.model;
   if (target.endpoint == Endpoint::kUnknown || (c->metrics_only() && target.endpoint != Endpoint::kMetrics)) {
-    return c->Fail(404, fmt::format("no such endpoint: {} {}", std::string(req.method_string()),
-                                    std::string(req.target())));
+    return c->Fail(404,
+                   fmt::format("no such endpoint: {} {}", std::string(req.method_string()), std::string(req.target())));
   }
   if (req.method() != target.method) {
     return c->Fail(405, fmt::format("{} takes {}, not {}", std::string(req.target()),
@@ -508,8 +508,7 @@ void HttpServer::Impl::Handle(const std::shared_ptr<Connection>& c, Request& req
     }
     case Endpoint::kLive: return c->Write(MakeResponse(core->IsLive() ? 200 : 503));
     case Endpoint::kReady: return c->Write(MakeResponse(core->IsReady() ? 200 : 503));
-    case Endpoint::kMetrics:
-      return c->Write(MakeResponse(200, core->MetricsText(), "text/plain; version=0.0.4"));
+    case Endpoint::kMetrics: return c->Write(MakeResponse(200, core->MetricsText(), "text/plain; version=0.0.4"));
     case Endpoint::kRepositoryIndex: {
       json list = json::array();
       for (const auto& name : core->ModelNames()) {
