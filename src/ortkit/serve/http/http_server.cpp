@@ -215,7 +215,6 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
 
   bool metrics_only() const { return metrics_only_; }
   AccessRecord& record() { return record_; }
-  bool answering() const { return answering_; }
 
   void Start() {
     if (server_.options.access_log) {
