@@ -2,13 +2,7 @@
 # ortkit bench end to end: the report in every format, a batch × seq_len sweep in one session,
 # concurrency and sessions, IO binding, the profile, --compare's verdict and exit code, --tune
 # writing a serving configuration, the SVG plot, and exit 2 with a specific message for bad input.
-set -euo pipefail
-ortkit="$1"; src="$2"
-bin="$(dirname "$ortkit")"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() { local want="$1"; shift; set +e; "$@" >"$work/out" 2>&1; local rc=$?; set -e; [ "$rc" = "$want" ] || { cat "$work/out" >&2; fail "exit $rc, expected $want: $*"; }; }
-expect_msg() { grep -q -- "$1" "$work/out" || { cat "$work/out" >&2; fail "message lacks '$1'"; }; }
+source "$2/tests/support/e2e.sh"
 
 "$bin/ortkit_make_model" demo-encoder "$work/encoder.onnx"
 "$bin/ortkit_make_model" demo-encoder "$work/static.onnx" --static-batch 2

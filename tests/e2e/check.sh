@@ -1,10 +1,6 @@
 #!/usr/bin/env bash
 # ortkit check end to end: the real executable on generated models, text and JSON output, exit codes.
-set -euo pipefail
-ortkit="$1"; src="$2"
-bin="$(dirname "$ortkit")"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$2/tests/support/e2e.sh"
 
 "$bin/ortkit_make_model" demo-encoder "$work/encoder.onnx"
 "$bin/ortkit_make_model" demo-encoder "$work/static.onnx" --static-batch 2

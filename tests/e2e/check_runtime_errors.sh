@@ -3,10 +3,7 @@
 # translated code, the node where the message names one, and exit code 1.
 # The models are committed under tests/data/runtime/; tests/unit/runtime_messages_test.cpp
 # generates them (RuntimeFixtures.DISABLED_Regenerate) and checks that they are up to date.
-set -euo pipefail
-ortkit="$1"; src="$2"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$2/tests/support/e2e.sh"
 
 # expect MODEL CODE NODE MESSAGE_PART: the runtime layer fails with CODE at NODE ("" for none).
 expect() {

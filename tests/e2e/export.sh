@@ -2,14 +2,8 @@
 # The export companion: its Python unit tests (tests/python/test_export.py), and `ortkit export` delegating to
 # it: the package found next to the source tree, exit codes passed through, a missing package or interpreter
 # reported as export.python-missing, and doctor on what the export wrote.
-set -euo pipefail
-ortkit="$1"; src="$2"
-python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
-if [ ! -x "$python" ]; then echo "SKIP: no Python at $python (set ORTKIT_PYTHON; scripts/setup.sh installs it)"; exit 77; fi
-export ORTKIT_PYTHON="$python"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() { local want="$1"; shift; set +e; "$@" >"$work/out" 2>&1; local rc=$?; set -e; [ "$rc" = "$want" ] || { cat "$work/out" >&2; fail "exit $rc, expected $want: $*"; }; }
+source "$2/tests/support/e2e.sh"
+need_python
 
 "$python" "$src/tests/python/test_export.py" -v 2>&1 | tail -3
 

@@ -3,13 +3,9 @@
 # (torch.onnx.export, tf2onnx) through the export companion, then `ortkit doctor --format json` on each,
 # held to the verdict and codes in tests/gallery/expected.txt, plus the details each case promises
 # (the input named, the Reshape named, the node of the float64 leak, the TracerWarning's line).
-set -euo pipefail
-ortkit="$1"; src="$2"
-python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
-if [ ! -x "$python" ]; then echo "SKIP: no Python at $python (set ORTKIT_PYTHON; scripts/setup.sh installs it)"; exit 77; fi
-export ORTKIT_PYTHON="$python" PYTHONPATH="$src/python" TF_CPP_MIN_LOG_LEVEL=2
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$2/tests/support/e2e.sh"
+need_python
+export PYTHONPATH="$src/python" TF_CPP_MIN_LOG_LEVEL=2
 start=$SECONDS
 
 # One process per framework (importing each costs seconds), both at once.

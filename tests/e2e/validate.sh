@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # ortkit run and ortkit validate end to end: references written by `run`, mismatches, the sweep on a
 # model with a baked batch size, and the errors for bad flags and bad references.
-set -euo pipefail
-ortkit="$1"; src="$2"
-bin="$(dirname "$ortkit")"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_rc() { local want="$1"; shift; set +e; "$@" >"$work/out" 2>&1; local rc=$?; set -e; [ "$rc" = "$want" ] || { cat "$work/out" >&2; fail "exit $rc, expected $want: $*"; }; }
+source "$2/tests/support/e2e.sh"
 
 "$bin/ortkit_make_model" demo-encoder "$work/encoder.onnx"
 "$bin/ortkit_make_model" demo-encoder "$work/baked.onnx" --baked-batch 2

@@ -1,12 +1,8 @@
 # Sourced by the e2e scripts that drive a real `ortkit serve` with Python clients. Expects $1 (the
 # ortkit binary) and $2 (the source folder); sets ortkit, src, bin, python, work; exits 77 (skip)
 # without the Python environment; stops the server and removes $work on exit.
-set -euo pipefail
-ortkit="$1"; src="$2"
-bin="${ORTKIT_BIN_DIR:-$(dirname "$ortkit")}"
-python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
-if [ ! -x "$python" ]; then echo "SKIP: no Python at $python (set ORTKIT_PYTHON; scripts/setup.sh installs it)"; exit 77; fi
-work="$(mktemp -d)"
+source "$2/tests/support/e2e.sh"
+need_python
 server=""
 cleanup() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$work"; }
 trap cleanup EXIT

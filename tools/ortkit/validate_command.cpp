@@ -180,6 +180,16 @@ int Run(const ValidateFlags& flags) {
   std::string text =
       fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
   bool passed = true;
+  // Where --localize's outcome goes, whichever check found the mismatch.
+  auto report_localized = [&](const Result<LocalizeReport>& localized) {
+    if (!localized.ok()) {
+      text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
+      json["localize"] = {{"error", localized.error().message}};
+    } else {
+      json["localize"] = localized->ToJson();
+      text += RenderLocalize(*localized, style);
+    }
+  };
 
   if (!flags.reference.empty()) {
     auto cases = ReadReference(flags.reference, *input_specs, *output_specs);
@@ -245,14 +255,7 @@ int Run(const ValidateFlags& flags) {
         LocalizeOptions options;
         options.tolerance = *tolerance;
         options.chunk_size = flags.localize_chunk;
-        auto localized = Localize(*opened->runtime, source, *plan, prepared->tensors, options);
-        if (!localized.ok()) {
-          text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
-          json["localize"] = {{"error", localized.error().message}};
-        } else {
-          json["localize"] = localized->ToJson();
-          text += RenderLocalize(*localized, style);
-        }
+        report_localized(Localize(*opened->runtime, source, *plan, prepared->tensors, options));
       }
     }
   }
@@ -263,15 +266,8 @@ int Run(const ValidateFlags& flags) {
     options.tolerance = *tolerance;
     options.chunk_size = flags.localize_chunk;
     // The reference folder may hold intermediate values too (NAME.npy / NAME.pb, named after the values).
-    auto localized =
-        LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options);
-    if (!localized.ok()) {
-      text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
-      json["localize"] = {{"error", localized.error().message}};
-    } else {
-      json["localize"] = localized->ToJson();
-      text += RenderLocalize(*localized, style);
-    }
+    report_localized(
+        LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options));
   }
 
   if (do_sweep) {
