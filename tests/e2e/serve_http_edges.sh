@@ -22,6 +22,14 @@ serve_bert() { start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-
 "$bin/ortkit_make_model" bert-tiny "$work/bert.onnx"
 status=0
 
+echo "== flags out of range: exit 2 naming the flag and its range"
+expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --http-idle-timeout-s 0
+expect_msg "http-idle-timeout-s: Value 0 not in range 1 to 86400"
+expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --http-max-connections -3
+expect_msg "http-max-connections: Value -3 not in range 1 to"
+expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --http-busy-poll-us -1
+expect_msg "http-busy-poll-us: Value -1 not in range 0 to 1000000"
+
 echo "== protocol (--max-body-mb 2 --http-idle-timeout-s 2)"
 serve_bert --max-body-mb 2 --http-idle-timeout-s 2
 driver protocol --limit-mb 2 --idle-timeout-s 2 || status=1

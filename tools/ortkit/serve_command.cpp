@@ -235,16 +235,19 @@ void RegisterServe(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--http-max-connections", flags->http_max_connections,
                   "open HTTP connections; further clients wait in the listen backlog")
+      ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   cmd->add_flag("--http-workers", flags->http_workers,
                 "run every batch on the core's workers, so that the HTTP I/O thread never pauses for a run "
                 "(many cores, long runs)");
   cmd->add_option("--http-idle-timeout-s", flags->http_idle_timeout_s,
                   "close an HTTP connection idle (or stalled mid-read or mid-write) this long")
+      ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--http-busy-poll-us", flags->http_busy_poll_us,
                   "after the last event the HTTP I/O thread polls this long before sleeping (low latency at low "
                   "load, for some CPU)")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--access-log", flags->access_log, "one JSON line per request to FILE ('-': stderr)");
   cmd->add_option("--instances", flags->instances, "session instances per model (overrides the config)");
