@@ -25,7 +25,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
-  libboost-dev rapidjson-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
+  libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
   python3 python3-venv python3-numpy python3-torch python3-torchvision python3-fastapi python3-uvicorn
 )
 

@@ -46,6 +46,7 @@ constexpr StatusOf kStatusTable[] = {
 constexpr char kJson[] = "application/json";
 constexpr char kHeaderLength[] = "Inference-Header-Content-Length";
 constexpr std::uint32_t kHeaderLimit = 64 << 10;
+constexpr std::size_t kReadBuffer = 16 << 10;             // one recv takes a whole small request
 constexpr auto kLingerTimeout = std::chrono::seconds(2);  // reading what a closed-down client still sends
 
 enum class Endpoint {
@@ -211,7 +212,11 @@ struct HttpServer::Impl {
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(Impl& server, tcp::socket socket, bool metrics_only)
-      : server_(server), socket_(std::move(socket)), metrics_only_(metrics_only) {}
+      : server_(server), socket_(std::move(socket)), metrics_only_(metrics_only) {
+    // Beast reads at most the buffer's free room (512 bytes at first): a request read in pieces
+    // completes one event-loop pass later and misses the batch that its neighbours make.
+    buffer_.reserve(kReadBuffer);
+  }
 
   bool metrics_only() const { return metrics_only_; }
   AccessRecord& record() { return record_; }
