@@ -99,7 +99,7 @@ class GrpcInferClient final : public InferClient {
 
   InferOutcome Infer(const EncodedRequest& encoded) override {
     inference::ModelInferRequest request;
-    if (!request.ParseFromString(encoded.body)) return {"request does not parse"};
+    if (!request.ParseFromString(encoded.body)) return {"request does not parse", ""};
     grpc::ClientContext context;
     SetDeadline(context);
     inference::ModelInferResponse response;

@@ -11,6 +11,7 @@
 
 #include "ortkit/model/model_file.h"
 #include "ortkit/serve/completion.h"
+#include "ortkit/serve/thread_name.h"
 #include "ortkit/tensor/synthesis.h"
 
 namespace ortkit::serve {
@@ -178,7 +179,12 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
   policy.max_queue_delay = std::chrono::microseconds(config.batching.max_queue_delay_us);
   policy.preferred_batch_sizes = config.batching.preferred_batch_sizes;
   queue_ = std::make_unique<Queue>(policy, config.batching.max_queue_size, static_cast<int>(instances_.size()));
-  for (std::size_t i = 0; i < instances_.size(); ++i) workers_.emplace_back([this] { Work(); });
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    workers_.emplace_back([this, i] {
+      NameThisThread(fmt::format("ortkit-{}-{}", i, source_.name));
+      Work();
+    });
+  }
   ready_ = true;
   return OkStatus();
 }

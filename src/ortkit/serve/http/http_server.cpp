@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/serve/http/rest_codec.h"
+#include "ortkit/serve/thread_name.h"
 
 namespace ortkit::serve::http {
 namespace {
@@ -619,7 +620,10 @@ void HttpServer::Start() {
   impl_->Accept(impl_->main);
   if (impl_->metrics) impl_->Accept(*impl_->metrics);
   impl_->Sweep();
-  impl_->thread = std::thread([this] { impl_->Loop(); });
+  impl_->thread = std::thread([this] {
+    NameThisThread("ortkit-http");
+    impl_->Loop();
+  });
 }
 
 void HttpServer::Stop() {
