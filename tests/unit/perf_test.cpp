@@ -1,8 +1,17 @@
-// ortkit perf's library: percentiles, --lengths, Prometheus scrapes, v2 request encoding, and the
-// load generator against a real HTTP server on a loopback port.
+// ortkit perf's library: percentiles, --lengths, Prometheus scrapes, v2 request encoding, the HTTP client
+// against cpp-httplib's server and a hand-rolled peer, and the load generator against a real HTTP server on a
+// loopback port.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -163,6 +172,365 @@ TEST(PerfClient, UnreachableServerSaysSo) {
   EXPECT_NE(ready.error().message.find("cannot reach the server at http://127.0.0.1:" + std::to_string(port)),
             std::string::npos)
       << ready.error().message;
+}
+
+// An httplib::Server on a loopback port: an HTTP implementation independent of perf's client.
+class LoopbackHttpServer {
+ public:
+  explicit LoopbackHttpServer(const std::function<void(httplib::Server&)>& configure) {
+    configure(server_);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~LoopbackHttpServer() {
+    server_.stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// What the v2 handlers below saw: one entry per request, in arrival order.
+struct SeenRequests {
+  std::mutex mutex;
+  std::vector<int> client_ports;  // one per request: equal ports mean one kept-alive connection
+  std::vector<std::string> bodies;
+  std::vector<std::string> content_types;
+  std::vector<std::string> inference_header_lengths;
+
+  void Record(const httplib::Request& request) {
+    std::lock_guard lock(mutex);
+    client_ports.push_back(request.remote_port);
+    bodies.push_back(request.body);
+    content_types.push_back(request.get_header_value("Content-Type"));
+    inference_header_lengths.push_back(request.get_header_value("Inference-Header-Content-Length"));
+  }
+  std::size_t Connections() {
+    std::lock_guard lock(mutex);
+    return std::set<int>(client_ports.begin(), client_ports.end()).size();
+  }
+};
+
+constexpr const char* kMetadata = R"({"name":"m","inputs":[{"name":"x","datatype":"FP32","shape":[-1,2]}],)"
+                                  R"("outputs":[{"name":"y","datatype":"FP32","shape":[-1,2]}]})";
+
+// Model "m" serves metadata (chunked, a few bytes per chunk) and infers; "busy" answers 503 and
+// "missing" 404 with protocol error bodies; /big is 300 KB of text in 1000-byte chunks.
+void ServeV2(httplib::Server& server, SeenRequests& seen) {
+  server.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  server.Get("/v2/models/m", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("application/json", [](std::size_t offset, httplib::DataSink& sink) {
+      const std::string_view metadata(kMetadata);
+      if (offset >= metadata.size()) {
+        sink.done();
+        return true;
+      }
+      return sink.write(metadata.data() + offset, std::min<std::size_t>(7, metadata.size() - offset));
+    });
+  });
+  server.Get("/v2/models/missing", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(R"({"error":"unknown model 'missing'"})", "application/json");
+  });
+  server.Post("/v2/models/m/infer", [&seen](const httplib::Request& req, httplib::Response& res) {
+    seen.Record(req);
+    res.set_content(R"({"model_name":"m","outputs":[]})", "application/json");
+  });
+  server.Post("/v2/models/busy/infer", [&seen](const httplib::Request& req, httplib::Response& res) {
+    seen.Record(req);
+    res.status = 503;
+    res.set_content(R"({"error":"queue full"})", "application/json");
+  });
+  server.Post("/v2/models/missing/infer", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(R"({"error":"unknown model 'missing'"})", "application/json");
+  });
+  server.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [](std::size_t offset, httplib::DataSink& sink) {
+      if (offset >= 300 * 1000) {
+        sink.done();
+        return true;
+      }
+      const std::string chunk(1000, static_cast<char>('a' + offset / 1000 % 26));
+      return sink.write(chunk.data(), chunk.size());
+    });
+  });
+}
+
+std::string BigText() {
+  std::string text;
+  for (int k = 0; k < 300; ++k) text.append(1000, static_cast<char>('a' + k % 26));
+  return text;
+}
+
+std::unique_ptr<InferClient> HttpClientFor(int port, const std::string& model, bool json = false,
+                                           int timeout_ms = 2000) {
+  ClientOptions options;
+  options.url = "127.0.0.1:" + std::to_string(port);
+  options.model = model;
+  options.json_tensors = json;
+  options.timeout_ms = timeout_ms;
+  return std::move(CreateHttpClient(options)).value();
+}
+
+TEST(PerfHttpClient, BinaryAndJsonInfersReuseOneConnection) {
+  SeenRequests seen;
+  LoopbackHttpServer server([&](httplib::Server& s) { ServeV2(s, seen); });
+  auto binary = HttpClientFor(server.port(), "m");
+  auto binary_request = binary->Encode(TwoInputs(), {"y"});
+  ASSERT_TRUE(binary_request.ok());
+  for (int i = 0; i < 3; ++i) {
+    const InferOutcome outcome = binary->Infer(*binary_request);
+    ASSERT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
+  }
+  auto json = HttpClientFor(server.port(), "m", /*json=*/true);
+  auto json_request = json->Encode(TwoInputs(), {"y"});
+  ASSERT_TRUE(json_request.ok());
+  const InferOutcome json_outcome = json->Infer(*json_request);
+  ASSERT_TRUE(json_outcome.ok()) << json_outcome.error << ": " << json_outcome.detail;
+
+  std::lock_guard lock(seen.mutex);
+  ASSERT_EQ(seen.bodies.size(), 4u);
+  EXPECT_EQ(seen.bodies[0], binary_request->body);  // the raw tensor bytes arrive intact after the JSON header
+  EXPECT_EQ(seen.content_types[0], "application/octet-stream");
+  EXPECT_EQ(seen.inference_header_lengths[0], std::to_string(binary_request->header_length));
+  EXPECT_EQ(seen.client_ports[0], seen.client_ports[1]);
+  EXPECT_EQ(seen.client_ports[1], seen.client_ports[2]);
+  EXPECT_EQ(seen.bodies[3], json_request->body);
+  EXPECT_EQ(seen.content_types[3], "application/json");
+  EXPECT_EQ(seen.inference_header_lengths[3], "");
+  EXPECT_NE(seen.client_ports[3], seen.client_ports[0]);  // a second client, a second connection
+}
+
+TEST(PerfHttpClient, ReadsChunkedAnswers) {
+  SeenRequests seen;
+  LoopbackHttpServer server([&](httplib::Server& s) { ServeV2(s, seen); });
+  auto client = HttpClientFor(server.port(), "m");
+  ASSERT_TRUE(client->CheckReady().ok());
+  auto model = client->ModelMetadata();
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(model->name, "m");
+  ASSERT_EQ(model->inputs.size(), 1u);
+  EXPECT_EQ(model->inputs[0].name, "x");
+  EXPECT_EQ(model->outputs[0].dims[1].value, 2);
+  auto big = HttpGetText("http://127.0.0.1:" + std::to_string(server.port()) + "/big", 2000);
+  ASSERT_TRUE(big.ok()) << big.error().message;
+  EXPECT_EQ(*big, BigText());
+}
+
+TEST(PerfHttpClient, ErrorStatusesCarryTheServersMessage) {
+  SeenRequests seen;
+  LoopbackHttpServer server([&](httplib::Server& s) { ServeV2(s, seen); });
+  auto encoded = HttpClientFor(server.port(), "m")->Encode(TwoInputs(), {"y"});
+  ASSERT_TRUE(encoded.ok());
+
+  auto busy = HttpClientFor(server.port(), "busy");
+  for (int i = 0; i < 2; ++i) {
+    const InferOutcome outcome = busy->Infer(*encoded);
+    EXPECT_EQ(outcome.error, "HTTP 503");
+    EXPECT_EQ(outcome.detail, "queue full");
+  }
+  EXPECT_EQ(seen.Connections(), 1u);  // an error status leaves the connection usable
+
+  auto missing = HttpClientFor(server.port(), "missing");
+  const InferOutcome outcome = missing->Infer(*encoded);
+  EXPECT_EQ(outcome.error, "HTTP 404");
+  EXPECT_EQ(outcome.detail, "unknown model 'missing'");
+  auto metadata = missing->ModelMetadata();
+  ASSERT_FALSE(metadata.ok());
+  EXPECT_EQ(metadata.error().kind, ErrorKind::kNotFound);
+  EXPECT_NE(metadata.error().message.find("/v2/models/missing answered 404: unknown model 'missing'"),
+            std::string::npos)
+      << metadata.error().message;
+  auto not_found = HttpGetText("http://127.0.0.1:" + std::to_string(server.port()) + "/nothing", 2000);
+  ASSERT_FALSE(not_found.ok());
+  EXPECT_NE(not_found.error().message.find("/nothing answered 404"), std::string::npos) << not_found.error().message;
+}
+
+TEST(PerfHttpClient, ReconnectsAfterConnectionCloseAnswers) {
+  SeenRequests seen;
+  LoopbackHttpServer server([&](httplib::Server& s) {
+    ServeV2(s, seen);
+    s.set_keep_alive_max_count(1);  // every answer says Connection: close
+  });
+  auto client = HttpClientFor(server.port(), "m");
+  auto request = client->Encode(TwoInputs(), {"y"});
+  for (int i = 0; i < 3; ++i) {
+    const InferOutcome outcome = client->Infer(*request);
+    ASSERT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
+  }
+  EXPECT_EQ(seen.Connections(), 3u);
+}
+
+TEST(PerfHttpClient, ResendsOnceWhenTheServerClosedAnIdleConnection) {
+  SeenRequests seen;
+  LoopbackHttpServer server([&](httplib::Server& s) {
+    ServeV2(s, seen);
+    s.set_keep_alive_timeout(1);  // seconds; the server closes without a word, as at an idle timeout
+  });
+  auto client = HttpClientFor(server.port(), "m");
+  auto request = client->Encode(TwoInputs(), {"y"});
+  ASSERT_TRUE(client->Infer(*request).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const InferOutcome outcome = client->Infer(*request);
+  ASSERT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
+  std::lock_guard lock(seen.mutex);
+  ASSERT_EQ(seen.client_ports.size(), 2u);  // the dead connection swallowed nothing the server counted
+  EXPECT_NE(seen.client_ports[0], seen.client_ports[1]);
+}
+
+// A listening loopback socket and nothing else: the kernel completes connections, nobody reads or answers.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 || listen(fd_, 8) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "cannot listen on a loopback port: " << std::strerror(errno);
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~SilentListener() { close(fd_); }
+  int fd() const { return fd_; }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(PerfHttpClient, ServerThatNeverAnswersTimesOut) {
+  SilentListener listener;
+  auto client = HttpClientFor(listener.port(), "m", false, /*timeout_ms=*/200);
+  auto request = client->Encode(TwoInputs(), {"y"});
+  const auto start = std::chrono::steady_clock::now();
+  const InferOutcome outcome = client->Infer(*request);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(outcome.error, "timed out");
+  EXPECT_GE(elapsed, std::chrono::milliseconds(190));
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
+  auto ready = client->CheckReady();
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message.find("timed out"), std::string::npos) << ready.error().message;
+}
+
+TEST(PerfHttpClient, RefusedPortIsAConnectionFailure) {
+  int port = 0;
+  {
+    SilentListener probe;  // bound and closed: a port nobody listens on
+    port = probe.port();
+  }
+  auto client = HttpClientFor(port, "m");
+  auto request = client->Encode(TwoInputs(), {"y"});
+  const InferOutcome outcome = client->Infer(*request);
+  EXPECT_EQ(outcome.error, "connection failed");
+  EXPECT_NE(outcome.detail.find("refused"), std::string::npos) << outcome.detail;
+  auto text = HttpGetText("http://127.0.0.1:" + std::to_string(port) + "/metrics", 2000);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.error().message.find("connection failed"), std::string::npos) << text.error().message;
+}
+
+// A hand-written HTTP peer for answers no well-behaved server gives: it reads each request whole and writes
+// back `reply(index)` verbatim, closing the connection after it when asked to.
+class ScriptedPeer {
+ public:
+  struct Reply {
+    std::string bytes;
+    bool close_after = false;
+  };
+  explicit ScriptedPeer(std::function<Reply(int)> reply) : reply_(std::move(reply)) {
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ScriptedPeer() {
+    shutdown(listener_.fd(), SHUT_RDWR);  // wakes the accept
+    thread_.join();
+  }
+  int port() const { return listener_.port(); }
+  int requests() const { return requests_.load(); }
+
+ private:
+  void Serve() {
+    for (int connection; (connection = accept(listener_.fd(), nullptr, nullptr)) >= 0; close(connection)) {
+      while (ReadRequest(connection)) {
+        const Reply reply = reply_(requests_++);
+        if (send(connection, reply.bytes.data(), reply.bytes.size(), MSG_NOSIGNAL) < 0 || reply.close_after) break;
+      }
+    }
+  }
+
+  static bool ReadRequest(int connection) {
+    std::string received;
+    char chunk[4096];
+    std::size_t head_end;
+    while ((head_end = received.find("\r\n\r\n")) == std::string::npos) {
+      const ssize_t got = recv(connection, chunk, sizeof(chunk), 0);
+      if (got <= 0) return false;
+      received.append(chunk, static_cast<std::size_t>(got));
+    }
+    std::size_t body_length = 0;
+    if (const auto field = received.find("Content-Length: "); field != std::string::npos && field < head_end)
+      body_length = std::stoul(received.substr(field + 16));
+    while (received.size() < head_end + 4 + body_length) {
+      const ssize_t got = recv(connection, chunk, sizeof(chunk), 0);
+      if (got <= 0) return false;
+      received.append(chunk, static_cast<std::size_t>(got));
+    }
+    return true;
+  }
+
+  SilentListener listener_;
+  std::function<Reply(int)> reply_;
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+constexpr const char* kOkAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+
+TEST(PerfHttpClient, NeverResendsAfterPartOfTheAnswerArrived) {
+  ScriptedPeer peer([](int index) -> ScriptedPeer::Reply {
+    if (index == 1) return {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"outp", true};
+    return {kOkAnswer};
+  });
+  auto client = HttpClientFor(peer.port(), "m");
+  auto request = client->Encode(TwoInputs(), {"y"});
+  ASSERT_TRUE(client->Infer(*request).ok());
+  const InferOutcome cut = client->Infer(*request);
+  EXPECT_EQ(cut.error, "read failed");
+  EXPECT_NE(cut.detail.find("unfinished answer"), std::string::npos) << cut.detail;
+  EXPECT_EQ(peer.requests(), 2);
+  const InferOutcome next = client->Infer(*request);  // on a new connection
+  EXPECT_TRUE(next.ok()) << next.error << ": " << next.detail;
+}
+
+TEST(PerfHttpClient, MalformedAnswersAndLeftoverBytesAreErrors) {
+  ScriptedPeer peer([](int index) -> ScriptedPeer::Reply {
+    switch (index) {
+      case 0: return {"SMTP ready\r\n\r\n"};
+      case 1: return {std::string(kOkAnswer) + kOkAnswer};  // an answer nobody asked for
+      case 2: return {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end", true};
+      default: return {kOkAnswer};
+    }
+  });
+  auto client = HttpClientFor(peer.port(), "m");
+  auto request = client->Encode(TwoInputs(), {"y"});
+  const InferOutcome garbage = client->Infer(*request);
+  EXPECT_EQ(garbage.error, "malformed answer");
+  const InferOutcome leftover = client->Infer(*request);
+  EXPECT_EQ(leftover.error, "malformed answer");
+  EXPECT_NE(leftover.detail.find("bytes after the end of the answer"), std::string::npos) << leftover.detail;
+  auto delimited_by_close = HttpGetText("http://127.0.0.1:" + std::to_string(peer.port()) + "/metrics", 2000);
+  ASSERT_TRUE(delimited_by_close.ok()) << delimited_by_close.error().message;
+  EXPECT_EQ(*delimited_by_close, "until the end");
+  EXPECT_TRUE(client->Infer(*request).ok());
 }
 
 // A v2 endpoint on a loopback port that answers every third infer with 503 and counts batches of 4.
