@@ -64,37 +64,52 @@ field() {  # $1: perf json, $2: step index, $3: python expression over `s` (the 
   "$python" -c 'import json,sys; s=json.load(open(sys.argv[1]))["steps"][int(sys.argv[2])]; print(eval(sys.argv[3]))' "$1" "$2" "$3"
 }
 
-echo "== raw ONNX Runtime loop (ortkit bench), seq_len 8, 16 and 32"
-taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch 1,2,4,8,16,32,64 --dim seq_len=8 --intra-threads 1 \
-  --duration "${duration}s" --format json >"$work/raw8.json"
-for seq in 16 32; do
-  taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch 1,8,16,32,64 --dim seq_len=$seq --intra-threads 1 \
-    --duration "${duration}s" --format json >"$work/raw$seq.json"
-done
-raw_figures() {  # $1: bench json -> best rows/s, its batch, batch-1 p50 in us
+raw_figures() {  # $1: bench json -> best rows/s, its batch, batch-1 p50 in us (0 without batch 1)
   "$python" - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 best = max(r, key=lambda p: p["samples_per_s"])
-b1 = [p for p in r if p["batch"] == 1][0]
-print(f'{best["samples_per_s"]:.1f} {best["batch"]} {b1["latency_ms"]["p50"] * 1000:.1f}')
+b1 = [p["latency_ms"]["p50"] * 1000 for p in r if p["batch"] == 1] or [0]
+print(f'{best["samples_per_s"]:.1f} {best["batch"]} {b1[0]:.1f}')
 PY
 }
-read -r raw_best raw_best_batch raw_p50_b1 < <(raw_figures "$work/raw8.json")
-read -r raw16_best raw16_best_batch _ < <(raw_figures "$work/raw16.json")
-read -r raw32_best raw32_best_batch _ < <(raw_figures "$work/raw32.json")
-echo "  seq_len 8: best $raw_best rows/s at batch $raw_best_batch; batch 1 p50 $raw_p50_b1 us"
-echo "  seq_len 16: best $raw16_best rows/s at batch $raw16_best_batch"
-echo "  seq_len 32: best $raw32_best rows/s at batch $raw32_best_batch"
 rtt="$(taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/loopback_rtt" "$SERVER_CORE" "$LOAD_CORE" 20000 512 | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rtt_us_p50"])')"
-echo "  loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CORE): p50 $rtt us"
+echo "== loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CORE): p50 $rtt us"
 
-echo "== ortkit serve, seq_len 8, 16 and 32: batching on (max 64 rows, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
+# Each raw loop runs right before the server's step it is compared with (the server idles meanwhile):
+# the machine's speed drifts over minutes, not over seconds.
+echo "== raw ONNX Runtime loop (ortkit bench) then ortkit serve, at seq_len 8, 16 and 32; batching on (max 64 rows, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
 start_serve --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us"
-perf "$work/on.json" --concurrency 1,64 --dim seq_len=8
+declare -A raw_best raw_batch
+for seq in 8 16 32; do
+  batches=8,16,32,64
+  [ "$seq" = 8 ] && batches=1,$batches
+  taskset -c "$SERVER_CORE" "$ortkit" bench "$work/bert.onnx" --batch "$batches" --dim seq_len=$seq --intra-threads 1 \
+    --duration "${duration}s" --format json >"$work/raw$seq.json"
+  read -r best batch p50_b1 < <(raw_figures "$work/raw$seq.json")
+  raw_best[$seq]=$best raw_batch[$seq]=$batch
+  echo "  seq_len $seq: raw loop best $best rows/s at batch $batch"
+  if [ "$seq" = 8 ]; then
+    raw_p50_b1=$p50_b1
+    echo "  seq_len 8: raw loop batch 1 p50 $p50_b1 us"
+    perf "$work/on.json" --concurrency 1,64 --dim seq_len=8
+  else
+    perf "$work/on$seq.json" --concurrency 64 --dim seq_len=$seq
+  fi
+done
+raw_best8=${raw_best[8]} raw_best16=${raw_best[16]} raw_best32=${raw_best[32]}
 perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
-perf "$work/on16.json" --concurrency 64 --dim seq_len=16
-perf "$work/on32.json" --concurrency 64 --dim seq_len=32
+stop_server
+echo "== diagnostic, not the fair split: the instance's worker alone on core $SERVER_CORE, the I/O thread on core $LOAD_CORE beside the load generator"
+taskset -c "$LOAD_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port -1 --instances 1 \
+  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-workers \
+  >"$work/serve.log" 2>&1 &
+server=$!
+wait_listening "$work/serve.log"
+for task in /proc/"$server"/task/*; do
+  case "$(cat "$task/comm")" in ortkit-0-bert) taskset -pc "$SERVER_CORE" "$(basename "$task")" >/dev/null ;; esac
+done
+perf "$work/split.json" --concurrency 64 --dim seq_len=8
 stop_server
 echo "== the same at concurrency 1 without polling (the I/O thread sleeps at once)"
 start_serve --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024
@@ -145,15 +160,16 @@ echo "== figures (throughput in inferences/s; latency in ms)"
 row() { printf "  %-44s %10s/s  p50 %7s  p99 %7s  batch %5s\n" "$1" "$(field "$2" "$3" 'round(s["throughput"],1)')" \
   "$(field "$2" "$3" 'round(s["latency_us"]["p50"]/1000,2)')" "$(field "$2" "$3" 'round(s["latency_us"]["p99"]/1000,2)')" \
   "$(field "$2" "$3" 'round(s["server_batch_size"] or 0,2)')"; }
-printf "  %-44s %10s/s\n" "raw loop, best batch ($raw_best_batch), seq 8" "$raw_best"
+printf "  %-44s %10s/s\n" "raw loop, best batch (${raw_batch[8]}), seq 8" "$raw_best8"
 row "serve, batching on, c=1, seq 8 (binary)" "$work/on.json" 0
 row "  the same, I/O thread sleeping at once" "$work/on_sleep.json" 0
 row "serve, batching on, c=64, seq 8 (binary)" "$work/on.json" 1
 row "serve, batching on, c=64, seq 8 (JSON)" "$work/on_json.json" 0
-printf "  %-44s %10s/s\n" "raw loop, best batch ($raw16_best_batch), seq 16" "$raw16_best"
+printf "  %-44s %10s/s\n" "raw loop, best batch (${raw_batch[16]}), seq 16" "$raw_best16"
 row "serve, batching on, c=64, seq 16 (binary)" "$work/on16.json" 0
-printf "  %-44s %10s/s\n" "raw loop, best batch ($raw32_best_batch), seq 32" "$raw32_best"
+printf "  %-44s %10s/s\n" "raw loop, best batch (${raw_batch[32]}), seq 32" "$raw_best32"
 row "serve, batching on, c=64, seq 32 (binary)" "$work/on32.json" 0
+row "  diagnostic: I/O thread on the load's core" "$work/split.json" 0
 row "serve, batching off, c=64, seq 8 (binary)" "$work/off.json" 0
 row "FastAPI peer, c=1, seq 8 (JSON)" "$work/peer.json" 0
 row "FastAPI peer, c=64, seq 8 (JSON)" "$work/peer.json" 1
@@ -164,7 +180,7 @@ row "serve, pad to 128, c=64, 4..128" "$work/longest_perf.json" 0
 
 echo
 echo "== ratios (target in brackets)"
-"$python" - "$work" "$raw_best" "$raw_p50_b1" "$rtt" "$outputs" "$raw16_best" "$raw32_best" "$SERVER_CORE" <<'PY'
+"$python" - "$work" "$raw_best8" "$raw_p50_b1" "$rtt" "$outputs" "$raw_best16" "$raw_best32" "$SERVER_CORE" <<'PY'
 import json, sys
 work, raw_best, raw_p50, rtt, outputs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 raw16_best, raw32_best = float(sys.argv[6]), float(sys.argv[7])
