@@ -423,6 +423,30 @@ TEST(PerfHttpClient, ServerThatNeverAnswersTimesOut) {
   EXPECT_NE(ready.error().message.find("timed out"), std::string::npos) << ready.error().message;
 }
 
+TEST(PerfHttpClient, ServerThatTricklesItsAnswerTimesOut) {
+  SilentListener listener;
+  std::thread trickler([&] {
+    const int connection = accept(listener.fd(), nullptr, nullptr);
+    char request[4096];
+    if (connection < 0 || recv(connection, request, sizeof(request), 0) <= 0) return;
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n";
+    send(connection, head.data(), head.size(), MSG_NOSIGNAL);
+    // Each byte comes well within the socket's receive timeout; the whole answer would take 2 s.
+    for (int i = 0; i < 40 && send(connection, "x", 1, MSG_NOSIGNAL) == 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    close(connection);
+  });
+  auto client = HttpClientFor(listener.port(), "m", false, /*timeout_ms=*/200);
+  auto request = client->Encode(TwoInputs(), {"y"});
+  const auto start = std::chrono::steady_clock::now();
+  const InferOutcome outcome = client->Infer(*request);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(outcome.error, "timed out");
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1000));
+  client.reset();  // closes the connection: the trickler's next send fails
+  trickler.join();
+}
+
 TEST(PerfHttpClient, RefusedPortIsAConnectionFailure) {
   int port = 0;
   {

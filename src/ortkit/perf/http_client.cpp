@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -238,7 +239,11 @@ class HttpConnection {
     parser.body_limit(kBodyLimit);
     if (buffer_.empty()) buffer_.resize(kInitialBufferBytes);
     std::size_t begin = 0, end = 0, received = 0;  // buffer_[begin, end) is read but not yet parsed
+    // SO_RCVTIMEO bounds each recv; this bounds a server that trickles its answer.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
     while (!parser.is_done()) {
+      if (timeout_ms_ > 0 && received > 0 && std::chrono::steady_clock::now() > deadline)
+        return Failure("timed out", fmt::format("the answer took over {} ms", timeout_ms_));
       if (begin == end) begin = end = 0;
       if (end == buffer_.size()) {
         if (begin > 0) {
