@@ -10,6 +10,7 @@ Every answer is checked against onnxruntime run in this process on the same mode
 
 import argparse
 import sys
+import threading
 import unittest
 
 import numpy as np
@@ -187,6 +188,33 @@ class GrpcTest(unittest.TestCase):
         tensor.set_data_from_numpy(x)
         np.testing.assert_allclose(self.client.infer("encoder", [tensor]).as_numpy("y"),
                                    Reference.run(ARGS.encoder, {"x": x}), **TOLERANCE)
+
+    def test_concurrent_calls_each_get_their_own_answer(self):
+        # 200 calls in flight from one client (async_infer): batched together, each answered by a
+        # worker thread; every answer must be its own request's.
+        cases = [bert_inputs(1 + i % 3, 4 + i % 9, 1000 + i) for i in range(200)]
+        answers = [None] * len(cases)
+        done = threading.Semaphore(0)
+
+        def keep(index):
+            def callback(result, error):
+                answers[index] = error if error else result.as_numpy("last_hidden_state")
+                done.release()
+            return callback
+
+        for i, feeds in enumerate(cases):
+            inputs = []
+            for name, value in feeds.items():
+                tensor = grpcclient.InferInput(name, list(value.shape), "INT64")
+                tensor.set_data_from_numpy(value)
+                inputs.append(tensor)
+            self.client.async_infer("bert", inputs, keep(i),
+                                    outputs=[grpcclient.InferRequestedOutput("last_hidden_state")])
+        for _ in cases:
+            self.assertTrue(done.acquire(timeout=60), "a call was never answered")
+        for feeds, answer in zip(cases, answers):
+            self.assertNotIsInstance(answer, InferenceServerException, str(answer))
+            np.testing.assert_allclose(answer, Reference.run(ARGS.bert, feeds), **TOLERANCE)
 
     def test_errors(self):
         feeds = bert_inputs(1, 4, 10)

@@ -140,7 +140,13 @@ void Encode(const InferResponse& response, inference::ModelInferResponse* out) {
   return StatusCode::INTERNAL;
 }
 
-class InferenceService final : public inference::GRPCInferenceService::Service {
+// ModelInfer on gRPC's callback API: the call's thread hands the request to the core and returns; the
+// worker that ran the batch finishes the call. The synchronous API held one gRPC thread per call,
+// blocked until its answer (at concurrency 64 on bert-tiny: 3,593/s against HTTP's 8,044/s).
+using ServiceBase =
+    inference::GRPCInferenceService::WithCallbackMethod_ModelInfer<inference::GRPCInferenceService::Service>;
+
+class InferenceService final : public ServiceBase {
  public:
   InferenceService(InferenceCore& core, const GrpcOptions& options) : core_(core), options_(options) {}
 
@@ -198,19 +204,41 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
       return Status::OK;
     });
   }
-  Status ModelInfer(ServerContext* context, const inference::ModelInferRequest* in,
-                    inference::ModelInferResponse* out) override {
-    return Logged(context, "ModelInfer", in->model_name(), [&] {
+  ::grpc::ServerUnaryReactor* ModelInfer(::grpc::CallbackServerContext* context, const inference::ModelInferRequest* in,
+                                         inference::ModelInferResponse* out) override {
+    ::grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    const auto start = std::chrono::steady_clock::now();
+    // Once per call, on whichever thread the answer is ready.
+    auto finish = [this, context, reactor, start, model = in->model_name()](const Status& status) {
+      Log(context, "ModelInfer", model, start, status);
+      reactor->Finish(status);
+    };
+    try {
       auto request = Decode(*in);
-      if (!request.ok()) return ToStatus(request.error());
-      auto response = core_.InferAndWait(std::move(request).value());
-      if (!response.ok()) return ToStatus(response.error());
-      Encode(*response, out);
-      return Status::OK;
-    });
+      if (!request.ok()) {
+        finish(ToStatus(request.error()));
+        return reactor;
+      }
+      core_.Infer(std::move(request).value(), [out, finish](Result<InferResponse> response) {
+        if (!response.ok()) return finish(ToStatus(response.error()));
+        try {
+          Encode(*response, out);
+        } catch (const std::exception& e) {
+          return finish(Internal(e));
+        }
+        finish(Status::OK);
+      });
+    } catch (const std::exception& e) {  // before the core took the request: it will not answer
+      finish(Internal(e));
+    }
+    return reactor;
   }
 
  private:
+  static Status Internal(const std::exception& e) {
+    return Status(StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+  }
+
   template <typename Body>
   Status Logged(ServerContext* context, const char* method, const std::string& model, Body body) {
     const auto start = std::chrono::steady_clock::now();
@@ -218,22 +246,26 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
     try {
       status = body();
     } catch (const std::exception& e) {
-      status = Status(StatusCode::INTERNAL, std::string("internal error: ") + e.what());
+      status = Internal(e);
     }
-    if (options_.access_log) {
-      AccessRecord record;
-      record.protocol = "grpc";
-      record.method = method;
-      record.path = std::string("/inference.GRPCInferenceService/") + method;
-      record.peer = context->peer();
-      record.model = model;
-      record.status = static_cast<int>(status.error_code());
-      record.duration_us =
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-      record.error = status.error_message();
-      options_.access_log(record);
-    }
+    Log(context, method, model, start, status);
     return status;
+  }
+
+  void Log(::grpc::ServerContextBase* context, const char* method, const std::string& model,
+           std::chrono::steady_clock::time_point start, const Status& status) const {
+    if (!options_.access_log) return;
+    AccessRecord record;
+    record.protocol = "grpc";
+    record.method = method;
+    record.path = std::string("/inference.GRPCInferenceService/") + method;
+    record.peer = context->peer();
+    record.model = model;
+    record.status = static_cast<int>(status.error_code());
+    record.duration_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+    record.error = status.error_message();
+    options_.access_log(record);
   }
 
   InferenceCore& core_;
