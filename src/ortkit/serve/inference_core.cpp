@@ -83,15 +83,6 @@ std::future<Result<InferResponse>> InferenceCore::Infer(InferRequest request) {
   return future;
 }
 
-void InferenceCore::InferHere(InferRequest request, InferCallback done) {
-  auto model = Find(request.model_name, request.model_version);
-  if (!model.ok()) {
-    done(model.error());
-    return;
-  }
-  (*model)->Submit(std::move(request), std::move(done), Dispatch::kHere);
-}
-
 void InferenceCore::InferLater(InferRequest request, InferCallback done) {
   auto model = Find(request.model_name, request.model_version);
   if (!model.ok()) {
@@ -102,12 +93,7 @@ void InferenceCore::InferLater(InferRequest request, InferCallback done) {
 }
 
 void InferenceCore::RunQueued() {
-  for (auto& m : models_) m->RunQueued(/*until_empty=*/true);
-}
-
-Result<InferResponse> InferenceCore::InferAndWait(InferRequest request) {
-  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(request.model_name, request.model_version));
-  return model->SubmitAndWait(std::move(request));
+  for (auto& m : models_) m->RunQueued();
 }
 
 bool InferenceCore::IsReady() const {

@@ -59,8 +59,8 @@ struct ModelSource {
   ModelConfig config;
 };
 
-/// Who runs the batch of a queued request (see InferenceCore's Infer, InferHere, InferLater).
-enum class Dispatch { kWorker, kHere, kLater };
+/// Who runs the batch of a queued request (see InferenceCore's Infer and InferLater).
+enum class Dispatch { kWorker, kLater };
 
 struct CoreOptions {
   int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
@@ -91,14 +91,6 @@ class InferenceCore {
   /// full, shutting down, deadline passed), kRuntime (the session failed). Never blocks on a run.
   void Infer(InferRequest request, InferCallback done);
   std::future<Result<InferResponse>> Infer(InferRequest request);
-  /// Infer() for front ends that serve a request per thread: when no other request of the model
-  /// is in flight and an instance is idle, the calling thread runs the batch itself (no thread
-  /// handoff on the way in or out; `done` has then been called when this returns). Otherwise
-  /// it returns at once and a worker runs the batch: under load a dedicated worker, which the
-  /// scheduler lets the request threads overtake, finds fuller batches.
-  void InferHere(InferRequest request, InferCallback done);
-  /// InferHere() and wait for the answer.
-  Result<InferResponse> InferAndWait(InferRequest request);
   /// For an event loop that reads many requests per wake-up: queues without waking a worker; the
   /// caller then calls RunQueued(), which runs what is due on its thread. Under load a whole
   /// round of requests then becomes one batch and nobody switches threads.

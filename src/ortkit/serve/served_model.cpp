@@ -10,7 +10,6 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/model/model_file.h"
-#include "ortkit/serve/completion.h"
 #include "ortkit/serve/thread_name.h"
 #include "ortkit/tensor/synthesis.h"
 
@@ -288,13 +287,6 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
 }
 
 void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch dispatch) {
-  // Only a request alone in the server runs on its own thread. Under load a worker runs the
-  // batches: the scheduler then lets every request thread with work go first (a worker that
-  // runs most of the time has used the most CPU), so a worker finds the requests that arrived
-  // meanwhile already queued and runs them as one batch. A request thread running its batch
-  // would compete as an equal and run small batches.
-  const bool alone = in_flight_.fetch_add(1, std::memory_order_relaxed) == 0;
-  const bool run_here = dispatch == Dispatch::kHere && alone;
   auto pending = std::make_shared<PendingRequest>();
   pending->enqueued = Clock::now();
   pending->request = std::move(request);
@@ -323,46 +315,21 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
       entry.shape_key.push_back('|');
     }
   }
-  Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/dispatch == Dispatch::kWorker ||
-                                                                 (dispatch == Dispatch::kHere && !alone));
+  // kLater: the caller runs RunQueued() next; a worker is woken only for what it leaves.
+  Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/dispatch == Dispatch::kWorker);
   if (!queued.ok()) {
     metrics_.rejected.fetch_add(1, std::memory_order_relaxed);
     Fail(*pending, queued.error());
-    return;
   }
-  if (!run_here) return;
-  // An idle instance and a due batch: run it on this thread rather than wake a worker to do it
-  // and wake this thread again with the answer. The batch may hold other requests too.
-  pending.reset();
-  RunQueued(/*until_empty=*/false);
 }
 
-void ServedModel::RunQueued(bool until_empty) {
+void ServedModel::RunQueued() {
   if (!queue_) return;
   Queue::Batch batch;
   while (queue_->TryTake(&batch)) {
     Execute(batch);
-    queue_->Release(&batch, /*wake_worker=*/!until_empty);
-    if (!until_empty) return;
+    queue_->Release(&batch, /*wake_worker=*/false);
   }
-}
-
-Result<InferResponse> ServedModel::SubmitAndWait(InferRequest request) {
-  struct Answer {
-    Completion done;
-    std::optional<Result<InferResponse>> result;
-  };
-  auto answer = std::make_shared<Answer>();
-  answer->done.Arm();
-  Submit(
-      std::move(request),
-      [answer](Result<InferResponse> result) {
-        answer->result.emplace(std::move(result));
-        answer->done.Set();
-      },
-      Dispatch::kHere);
-  answer->done.Wait();
-  return std::move(*answer->result);
 }
 
 void ServedModel::Fail(PendingRequest& pending, const Error& error) {
@@ -373,7 +340,6 @@ void ServedModel::Fail(PendingRequest& pending, const Error& error) {
   }
   metrics_.request_failure.fetch_add(1, std::memory_order_relaxed);
   metrics_.request_us.Observe(MicrosSince(pending.enqueued, Clock::now()));
-  in_flight_.fetch_sub(1, std::memory_order_relaxed);
   pending.done(error);
 }
 
@@ -508,7 +474,6 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
       metrics_.request_success.fetch_add(1, std::memory_order_relaxed);
       metrics_.request_us.Observe(MicrosSince(p.enqueued, Clock::now()));
       InferResponse response{source_.name, "1", p.request.id, std::move(p.outputs)};
-      in_flight_.fetch_sub(1, std::memory_order_relaxed);
       p.done(std::move(response));
     }
   }

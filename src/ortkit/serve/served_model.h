@@ -33,13 +33,10 @@ class ServedModel {
   Status Load(Runtime& runtime, int intra_op_threads, std::vector<std::string>* notes);
 
   /// Validates and queues; `done` is called exactly once (possibly before Submit returns), see
-  /// InferenceCore's Infer, InferHere and InferLater for the `dispatch` modes.
+  /// InferenceCore's Infer and InferLater for the `dispatch` modes.
   void Submit(InferRequest request, InferCallback done, Dispatch dispatch = Dispatch::kWorker);
-  /// Runs the due batch on the calling thread when an instance is idle; with `until_empty`, the
-  /// batches due after it too (InferenceCore::RunQueued).
-  void RunQueued(bool until_empty);
-  /// Submit(kHere) and wait for the answer.
-  Result<InferResponse> SubmitAndWait(InferRequest request);
+  /// Runs the due batches on the calling thread while an instance is idle (InferenceCore::RunQueued).
+  void RunQueued();
 
   /// No new requests; the workers answer the queued ones and exit. Joins them. Idempotent.
   void Stop();
@@ -74,7 +71,6 @@ class ServedModel {
   ModelMetrics metrics_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
-  std::atomic<int> in_flight_{0};  // requests submitted and not answered yet
 };
 
 }  // namespace ortkit::serve
