@@ -408,13 +408,18 @@ class SilentListener {
   int port_ = 0;
 };
 
+// One infer and how long it took.
+std::pair<InferOutcome, std::chrono::steady_clock::duration> TimedInfer(InferClient& client) {
+  auto request = client.Encode(TwoInputs(), {"y"});
+  const auto start = std::chrono::steady_clock::now();
+  InferOutcome outcome = client.Infer(*request);
+  return {std::move(outcome), std::chrono::steady_clock::now() - start};
+}
+
 TEST(PerfHttpClient, ServerThatNeverAnswersTimesOut) {
   SilentListener listener;
   auto client = HttpClientFor(listener.port(), "m", false, /*timeout_ms=*/200);
-  auto request = client->Encode(TwoInputs(), {"y"});
-  const auto start = std::chrono::steady_clock::now();
-  const InferOutcome outcome = client->Infer(*request);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const auto [outcome, elapsed] = TimedInfer(*client);
   EXPECT_EQ(outcome.error, "timed out");
   EXPECT_GE(elapsed, std::chrono::milliseconds(190));
   EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
@@ -437,10 +442,7 @@ TEST(PerfHttpClient, ServerThatTricklesItsAnswerTimesOut) {
     close(connection);
   });
   auto client = HttpClientFor(listener.port(), "m", false, /*timeout_ms=*/200);
-  auto request = client->Encode(TwoInputs(), {"y"});
-  const auto start = std::chrono::steady_clock::now();
-  const InferOutcome outcome = client->Infer(*request);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const auto [outcome, elapsed] = TimedInfer(*client);
   EXPECT_EQ(outcome.error, "timed out");
   EXPECT_LT(elapsed, std::chrono::milliseconds(1000));
   client.reset();  // closes the connection: the trickler's next send fails
@@ -560,46 +562,38 @@ TEST(PerfHttpClient, MalformedAnswersAndLeftoverBytesAreErrors) {
 // A v2 endpoint on a loopback port that answers every third infer with 503 and counts batches of 4.
 class FakeV2Server {
  public:
-  FakeV2Server() {
-    server_.Get("/v2/health/ready",
-                [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
-    server_.Post("/v2/models/m/infer", [this](const httplib::Request& req, httplib::Response& res) {
-      const bool binary = req.has_header("Inference-Header-Content-Length");
-      if (!binary) binary_ok_ = false;
-      if (++calls_ % 3 == 0) {
-        res.status = 503;
-        res.set_content(R"({"error":"queue full"})", "application/json");
-        return;
-      }
-      ++served_;
-      res.set_content(R"({"outputs":[]})", "application/json");
-    });
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      const long rows = served_.load();
-      res.set_content(
-          fmt::format(
-              "ortkit_inference_count_total{{model=\"m\"}} {}\nortkit_execution_count_total{{model=\"m\"}} {}\n", rows,
-              rows / 4.0),
-          "text/plain");
-    });
-    server_.set_tcp_nodelay(true);
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeV2Server() {
-    server_.stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
+  FakeV2Server()
+      : server_([this](httplib::Server& server) {
+          server.Get("/v2/health/ready", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content("{}", "application/json");
+          });
+          server.Post("/v2/models/m/infer", [this](const httplib::Request& req, httplib::Response& res) {
+            const bool binary = req.has_header("Inference-Header-Content-Length");
+            if (!binary) binary_ok_ = false;
+            if (++calls_ % 3 == 0) {
+              res.status = 503;
+              res.set_content(R"({"error":"queue full"})", "application/json");
+              return;
+            }
+            ++served_;
+            res.set_content(R"({"outputs":[]})", "application/json");
+          });
+          server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+            const long rows = served_.load();
+            res.set_content(fmt::format("ortkit_inference_count_total{{model=\"m\"}} {}\n"
+                                        "ortkit_execution_count_total{{model=\"m\"}} {}\n",
+                                        rows, rows / 4.0),
+                            "text/plain");
+          });
+          server.set_tcp_nodelay(true);
+        }) {}
+  int port() const { return server_.port(); }
   bool binary_ok() const { return binary_ok_; }
 
  private:
-  httplib::Server server_;
-  std::thread thread_;
-  int port_ = 0;
   std::atomic<long> calls_{0}, served_{0};
   std::atomic<bool> binary_ok_{true};
+  LoopbackHttpServer server_;  // last: its handlers use the counters above
 };
 
 RequestSet TwoLengths(InferClient& client) {
