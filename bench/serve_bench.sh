@@ -100,6 +100,16 @@ done
 raw_best8=${raw_best[8]} raw_best16=${raw_best[16]} raw_best32=${raw_best[32]}
 perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
 stop_server
+echo "== the same server over gRPC, seq_len 8"
+taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --instances 1 \
+  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us" \
+  >"$work/serve.log" 2>&1 &
+server=$!
+wait_listening "$work/serve.log"
+grpc="$(grep -o 'grpc=[^ ]*' "$work/serve.log" | head -1 | cut -d= -f2)"
+taskset -c "$LOAD_CORE" "$ortkit" perf --url "$grpc" --protocol grpc --metrics-url "http://$http/metrics" --model bert \
+  --duration "$duration" --warmup 1 --format json --concurrency 1,64 --dim seq_len=8 >"$work/grpc.json"
+stop_server
 echo "== diagnostic, not the fair split: the instance's worker alone on core $SERVER_CORE, the I/O thread on core $LOAD_CORE beside the load generator"
 taskset -c "$LOAD_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port -1 --instances 1 \
   --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-workers \
@@ -165,6 +175,8 @@ row "serve, batching on, c=1, seq 8 (binary)" "$work/on.json" 0
 row "  the same, I/O thread sleeping at once" "$work/on_sleep.json" 0
 row "serve, batching on, c=64, seq 8 (binary)" "$work/on.json" 1
 row "serve, batching on, c=64, seq 8 (JSON)" "$work/on_json.json" 0
+row "serve, batching on, c=1, seq 8 (gRPC)" "$work/grpc.json" 0
+row "serve, batching on, c=64, seq 8 (gRPC)" "$work/grpc.json" 1
 printf "  %-44s %10s/s\n" "raw loop, best batch (${raw_batch[16]}), seq 16" "$raw_best16"
 row "serve, batching on, c=64, seq 16 (binary)" "$work/on16.json" 0
 printf "  %-44s %10s/s\n" "raw loop, best batch (${raw_batch[32]}), seq 32" "$raw_best32"
