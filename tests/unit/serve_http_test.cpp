@@ -1,7 +1,9 @@
 // The protocol encodings (REST JSON + binary extension) and the error-kind mappings.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +72,39 @@ TEST(ServeRestCodec, BadRequestsSayWhatIsWrong) {
     ASSERT_FALSE(r.ok()) << c.body;
     EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
     EXPECT_NE(r.error().message.find(c.expected), std::string::npos) << r.error().message;
+  }
+}
+
+// JSON answers are written by hand: every value must read back as exactly itself.
+TEST(ServeRestCodec, JsonNumbersReadBackExactly) {
+  const float floats[] = {-0.0f, 0.1f, 3.4028235e38f, 1e-45f, 2.0f, std::numeric_limits<float>::quiet_NaN()};
+  InferResponse response{"m", "1", "", {}};
+  response.outputs.push_back({"f", Tensor::FromVector<float>({6}, {floats, floats + 6}).value()});
+  response.outputs.push_back({"d", Tensor::FromVector<double>({2}, {0.1, -1e-300}).value()});
+  response.outputs.push_back(
+      {"i", Tensor::FromVector<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(), 7}).value()});
+  response.outputs.push_back({"u", Tensor::FromVector<std::uint64_t>({1}, {~0ull}).value()});
+  const auto encoded = http::EncodeInferResponse(response, {});
+  const auto parsed = nlohmann::json::parse(encoded.body);
+  const auto& f = parsed["outputs"][0]["data"];
+  ASSERT_EQ(f.size(), 6u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(f[i].get<double>(), static_cast<double>(floats[i])) << i;
+  EXPECT_TRUE(std::signbit(f[0].get<double>()));  // "-0.0", not the integer 0
+  EXPECT_TRUE(f[4].is_number_float());            // "2.0"
+  EXPECT_TRUE(f[5].is_null());                    // JSON has no NaN
+  EXPECT_EQ(parsed["outputs"][1]["data"], nlohmann::json({0.1, -1e-300}));
+  EXPECT_EQ(parsed["outputs"][2]["data"][0].get<std::int64_t>(), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(parsed["outputs"][3]["data"][0].get<std::uint64_t>(), ~0ull);
+  // And through this server's own decoder, as a request: the same bytes.
+  const nlohmann::json request = {
+      {"inputs", nlohmann::json::array({parsed["outputs"][1], parsed["outputs"][2], parsed["outputs"][3]})}};
+  http::OutputEncoding ignored;
+  auto again = http::DecodeInferRequest(request.dump(), std::nullopt, &ignored);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  for (int k = 0; k < 3; ++k) {
+    const Tensor& sent = response.outputs[k + 1].tensor;
+    ASSERT_EQ(again->inputs[k].tensor.byte_size(), sent.byte_size());
+    EXPECT_EQ(std::memcmp(again->inputs[k].tensor.data(), sent.data(), sent.byte_size()), 0) << k;
   }
 }
 
