@@ -98,7 +98,7 @@ const JsonValue* Member(const JsonValue& object, const char* key) {
 
 std::string StringOf(const JsonValue& v) { return std::string(v.GetString(), v.GetStringLength()); }
 
-// The id and names are echoed into answers, whose JSON header EncodeBinaryResponse writes byte for
+// The id and names are echoed into answers, which EncodeInferResponse writes byte for
 // byte: a string that is not UTF-8 would make the whole answer invalid. Only these few strings are
 // checked; RapidJSON's kParseValidateEncodingFlag checks every string at a third of a small parse.
 bool IsUtf8(const JsonValue& string) {
