@@ -195,6 +195,18 @@ def error_message(what, response, status, words=()):
     return message
 
 
+def refused(address, what, data, status):
+    """Sends `data` on a new connection: the answer must be `status` with {"error": ...}, then the
+    server closes. Returns the message and how the connection ended."""
+    raw = Raw(address)
+    raw.send(data)
+    response = raw.read_response()
+    message = error_message(what, response, status)
+    end = expect_end(str(status), raw)
+    raw.close()
+    return message, end
+
+
 def expect_end(what, raw, wanted="closed", timeout=3.0):
     end = raw.end(timeout)
     if end != wanted:
@@ -368,15 +380,11 @@ def run_protocol(args):
     def expect_over_limit():
         # The declared length is over the limit: the answer is 413 at once, without 100 Continue,
         # so that the client need not send the body at all.
-        raw = Raw(address)
         length = (args.limit_mb << 20) + 1
-        raw.send(f"POST {INFER_PATH} HTTP/1.1\r\nHost: ortkit\r\nContent-Length: {length}\r\n"
-                 f"Expect: 100-continue\r\n\r\n".encode())
-        response = raw.read_response()
-        message = error_message("Expect with a body over the limit", response, 413)
-        end = expect_end("413 after Expect", raw)
-        raw.close()
-        return f"Content-Length {length} + Expect -> {response.status} (no 100), then {end}: {message[:60]}"
+        message, end = refused(address, "Expect with a body over the limit",
+                               f"POST {INFER_PATH} HTTP/1.1\r\nHost: ortkit\r\nContent-Length: {length}\r\n"
+                               f"Expect: 100-continue\r\n\r\n".encode(), 413)
+        return f"Content-Length {length} + Expect -> 413 (no 100), then {end}: {message[:60]}"
 
     def curl_expect():
         # curl 7.88 sends Expect: 100-continue on its own only for bodies over 1 MiB (older curls:
@@ -431,22 +439,14 @@ def run_protocol(args):
         return f"404 '{message}'"
 
     def big_header():
-        raw = Raw(address)
         filler = "a" * (70 << 10)
-        raw.send(f"GET /v2/health/live HTTP/1.1\r\nHost: ortkit\r\nX-Filler: {filler}\r\n\r\n".encode())
-        response = raw.read_response()
-        message = error_message("70 KiB header", response, 431)
-        end = expect_end("431", raw)
-        raw.close()
+        message, end = refused(address, "70 KiB header",
+                               f"GET /v2/health/live HTTP/1.1\r\nHost: ortkit\r\nX-Filler: {filler}\r\n\r\n".encode(),
+                               431)
         return f"70 KiB header -> 431 '{message}', then {end}"
 
     def garbage():
-        raw = Raw(address)
-        raw.send(b"GARBAGE\r\n\r\n")
-        response = raw.read_response()
-        message = error_message("malformed request line", response, 400)
-        end = expect_end("400", raw)
-        raw.close()
+        message, end = refused(address, "malformed request line", b"GARBAGE\r\n\r\n", 400)
         return f"'GARBAGE' -> 400 '{message}', then {end}"
 
     def oversized(chunked_body):
