@@ -449,9 +449,13 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   // Written directly, without a JSON tree per request; keys in the order a JSON library sorts them.
   EncodedResponse encoded;
   std::string& body = encoded.body;
-  std::size_t data_bytes = 0;
-  for (const auto& out : response.outputs) data_bytes += out.tensor.byte_size();
-  body.reserve(160 + 120 * response.outputs.size() + 3 * data_bytes);
+  std::size_t size = 160;
+  for (const auto& out : response.outputs) {
+    // A JSON number takes at most 26 characters (and the comma).
+    size += 120 +
+            (as_binary(out.name) ? out.tensor.byte_size() : 27 * static_cast<std::size_t>(out.tensor.element_count()));
+  }
+  body.reserve(size);
   body.append("{");
   if (!response.id.empty()) {
     body.append("\"id\":");
@@ -467,7 +471,8 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   for (std::size_t i = 0; i < response.outputs.size(); ++i) {
     const auto& out = response.outputs[i];
     body.append(i == 0 ? "{" : ",{");
-    if (!as_binary(out.name)) {
+    const bool binary_data = as_binary(out.name);
+    if (!binary_data) {
       body.append("\"data\":");
       AppendData(&body, out.tensor);
       body.append(",");
@@ -476,7 +481,7 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
     AppendJsonString(&body, ProtocolName(out.tensor.type()));
     body.append(",\"name\":");
     AppendJsonString(&body, out.name);
-    if (as_binary(out.name)) {
+    if (binary_data) {
       body.append(fmt::format(",\"parameters\":{{\"binary_data_size\":{}}}", out.tensor.byte_size()));
       binary.push_back(&out.tensor);
     }
