@@ -1,10 +1,8 @@
 // The loopback round trip that bounds serving overhead: a TCP echo over 127.0.0.1 with Nagle off,
 // the echo thread pinned to one core and the client to another (as serve_bench.sh pins server and
 // load generator). Prints the median and p99 of `iterations` round trips of `bytes` bytes, in µs.
-// With `hold_us` the echo computes (spins) that long before answering, as an ideal server whose
-// model takes hold_us would: the client then sleeps as long as it does for a real answer, and on a
-// virtual machine a longer sleep makes a slower wake-up, which the plain echo does not show.
-//   loopback_rtt [server_core=0] [client_core=1] [iterations=20000] [bytes=512] [hold_us=0]
+// The echo sleeps in read() between requests; run_echo is the polling server with a model inside.
+//   loopback_rtt [server_core=0] [client_core=1] [iterations=20000] [bytes=512]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,7 +48,6 @@ int main(int argc, char** argv) {
   const int client_core = argc > 2 ? std::atoi(argv[2]) : 1;
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 20000;
   const std::size_t bytes = argc > 4 ? static_cast<std::size_t>(std::atoi(argv[4])) : 512;
-  const auto hold = std::chrono::microseconds(argc > 5 ? std::atoi(argv[5]) : 0);
 
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
@@ -68,10 +65,6 @@ int main(int argc, char** argv) {
     NoDelay(fd);
     std::vector<char> buffer(bytes);
     while (ReadAll(fd, buffer.data(), bytes)) {
-      const auto until = std::chrono::steady_clock::now() + hold;
-      while (std::chrono::steady_clock::now() < until) {
-        // the ideal server's model
-      }
       if (write(fd, buffer.data(), bytes) != static_cast<ssize_t>(bytes)) break;
     }
     close(fd);
@@ -96,8 +89,7 @@ int main(int argc, char** argv) {
   echo.join();
   close(listener);
   std::sort(samples.begin(), samples.end());
-  std::printf("{\"rtt_us_p50\": %.2f, \"rtt_us_p99\": %.2f, \"iterations\": %d, \"bytes\": %zu, \"hold_us\": %lld}\n",
-              samples[samples.size() / 2], samples[samples.size() * 99 / 100], iterations, bytes,
-              static_cast<long long>(hold.count()));
+  std::printf("{\"rtt_us_p50\": %.2f, \"rtt_us_p99\": %.2f, \"iterations\": %d, \"bytes\": %zu}\n",
+              samples[samples.size() / 2], samples[samples.size() * 99 / 100], iterations, bytes);
   return 0;
 }
