@@ -80,14 +80,14 @@ PY
 rtt="$(taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/loopback_rtt" "$SERVER_CORE" "$LOAD_CORE" 20000 512 | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rtt_us_p50"])')"
 echo "== loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CORE): p50 $rtt us"
 
-# Each raw loop runs right before the server's step it is compared with (the server idles meanwhile):
-# the machine's speed drifts over minutes, not over seconds.
-echo "== raw ONNX Runtime loop (ortkit bench) then ortkit serve, at seq_len 8, 16 and 32; batching on (max 64 rows, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
-start_serve --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us"
+# Each raw loop runs right before the server's step it is compared with: the machine's speed
+# drifts over minutes, not over seconds. The server and the thinnest server take the raw loop's
+# best batch as their max_batch_size, as `ortkit bench --tune` recommends it.
+echo "== raw ONNX Runtime loop (ortkit bench), the thinnest server, then ortkit serve, at seq_len 8, 16 and 32; batching on (max_batch_size: the raw loop's best, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
 declare -A raw_best raw_batch thin thin_batch
-thinnest() {  # $1: seq_len, $2: clients -> throughput, mean batch, latency p50 in us
+thinnest() {  # $1: seq_len, $2: clients, $3: max batch -> throughput, mean batch, latency p50 in us
   taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/run_echo" "$work/bert.onnx" "$1" "$SERVER_CORE" "$LOAD_CORE" "$2" \
-    "$duration" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], d["mean_batch"], d["latency_us_p50"])'
+    "$duration" "$3" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], d["mean_batch"], d["latency_us_p50"])'
 }
 for seq in 8 16 32; do
   batches=8,16,32,64
@@ -97,21 +97,22 @@ for seq in 8 16 32; do
   read -r best batch p50_b1 < <(raw_figures "$work/raw$seq.json")
   raw_best[$seq]=$best raw_batch[$seq]=$batch
   echo "  seq_len $seq: raw loop best $best rows/s at batch $batch"
-  read -r thin[$seq] thin_batch[$seq] _ < <(thinnest "$seq" 64)
+  read -r thin[$seq] thin_batch[$seq] _ < <(thinnest "$seq" 64 "$batch")
   echo "  seq_len $seq: thinnest server ${thin[$seq]}/s at c=64 (batches of ${thin_batch[$seq]})"
+  start_serve --max-batch-size "$batch" --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us"
   if [ "$seq" = 8 ]; then
     raw_p50_b1=$p50_b1
     echo "  seq_len 8: raw loop batch 1 p50 $p50_b1 us"
     perf "$work/on.json" --concurrency 1,64 --dim seq_len=8
+    perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
   else
     perf "$work/on$seq.json" --concurrency 64 --dim seq_len=$seq
   fi
+  stop_server
 done
 raw_best8=${raw_best[8]} raw_best16=${raw_best[16]} raw_best32=${raw_best[32]}
-read -r _ _ thin1 < <(thinnest 8 1)
+read -r _ _ thin1 < <(thinnest 8 1 1)
 echo "  seq_len 8: thinnest server at c=1 (a raw Run and a loopback round trip, measured as one): p50 $thin1 us"
-perf "$work/on_json.json" --concurrency 64 --dim seq_len=8 --json
-stop_server
 echo "== the same server over gRPC, seq_len 8"
 taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --instances 1 \
   --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us" \

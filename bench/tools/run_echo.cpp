@@ -4,14 +4,15 @@
 // `clients` TCP connections over 127.0.0.1 (Nagle off), each a closed loop: send `request_bytes`,
 // wait for the answer, send again. The server thread polls them with epoll (never sleeping, as
 // `serve --http-busy-poll-us` does), reads the requests that have arrived, runs the model once on
-// a batch of that many rows (at most 64; Ort::Session::Run on inputs made beforehand, every
+// a batch of that many rows (at most `max_batch`; Ort::Session::Run on inputs made beforehand, every
 // output), and sends each client its rows' output bytes. No protocol, no parsing, no queue. The
 // server is pinned to one core and the clients to another, as serve_bench.sh pins server and load
 // generator, so the Run shares its core with the sockets' work exactly as the server's does.
 //   clients = 1: a raw Run plus a loopback round trip, measured as one (the overhead bound)
 //   clients > 1: the most a server can answer on one core over TCP at that concurrency
 // Prints throughput, latency p50/p99, the median Run and the mean batch, as JSON.
-//   run_echo MODEL SEQ_LEN [server_core=0] [client_core=1] [clients=1] [seconds=3] [request_bytes=767]
+//   run_echo MODEL SEQ_LEN [server_core=0] [client_core=1] [clients=1] [seconds=3] [max_batch=64]
+//            [request_bytes=767]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,7 +43,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::int64_t kMaxBatch = 64;
 
 void Pin(int core) {
   cpu_set_t set;
@@ -79,7 +79,7 @@ double Percentile(std::vector<double>& sorted, int p) {
   return sorted.empty() ? 0 : sorted[std::min(sorted.size() - 1, sorted.size() * p / 100)];
 }
 
-// The model at batch sizes 1..64 on synthesised inputs made once per size.
+// The model at batch sizes 1..max_batch on synthesised inputs made once per size.
 class Model {
  public:
   static bool Fail(const std::string& what, const ortkit::Error& error) {
@@ -87,7 +87,7 @@ class Model {
     return false;
   }
 
-  bool Load(const char* path, std::int64_t seq_len) {
+  bool Load(const char* path, std::int64_t seq_len, std::int64_t max_batch) {
     auto load = ortkit::LoadModelFile(path);
     if (!load.model) {
       std::fprintf(stderr, "run_echo: %s is not a usable model\n", path);
@@ -112,7 +112,7 @@ class Model {
       output_names_.push_back(session_->ort().GetOutputNameAllocated(i, allocator).get());
     for (auto& name : input_names_) input_ptrs_.push_back(name.c_str());
     for (auto& name : output_names_) output_ptrs_.push_back(name.c_str());
-    return Prepare(1) && Prepare(kMaxBatch);
+    return Prepare(1) && Prepare(max_batch);
   }
 
   // Makes the inputs for `batch` rows; false when they cannot be made.
@@ -166,7 +166,8 @@ std::size_t ByteSize(const Ort::Value& value) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
-                 "usage: run_echo MODEL.onnx SEQ_LEN [server_core] [client_core] [clients] [seconds] [request_bytes]\n");
+                 "usage: run_echo MODEL.onnx SEQ_LEN [server_core] [client_core] [clients] [seconds] [max_batch] "
+                 "[request_bytes]\n");
     return 2;
   }
   const std::int64_t seq_len = std::atoll(argv[2]);
@@ -174,10 +175,11 @@ int main(int argc, char** argv) {
   const int client_core = argc > 4 ? std::atoi(argv[4]) : 1;
   const int clients = argc > 5 ? std::max(1, std::atoi(argv[5])) : 1;
   const double seconds = argc > 6 ? std::max(0.5, std::atof(argv[6])) : 3;
-  const std::size_t request_bytes = argc > 7 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[7]))) : 767;
+  const std::int64_t max_batch = argc > 7 ? std::max(1, std::atoi(argv[7])) : 64;
+  const std::size_t request_bytes = argc > 8 ? static_cast<std::size_t>(std::max(1, std::atoi(argv[8]))) : 767;
 
   Model model;
-  if (!model.Load(argv[1], seq_len)) return 1;
+  if (!model.Load(argv[1], seq_len, max_batch)) return 1;
   std::size_t reply_bytes = 0;  // one row's outputs
   for (auto& output : model.Run(1)) reply_bytes += ByteSize(output);
 
@@ -225,7 +227,7 @@ int main(int argc, char** argv) {
         }
       }
       for (std::size_t at = 0; at < ready.size();) {
-        const auto batch = static_cast<std::int64_t>(std::min<std::size_t>(ready.size() - at, kMaxBatch));
+        const auto batch = static_cast<std::int64_t>(std::min<std::size_t>(ready.size() - at, static_cast<std::size_t>(max_batch)));
         const auto start = Clock::now();
         auto outputs = model.Run(batch);
         runs.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
