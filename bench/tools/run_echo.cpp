@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t length = sizeof(address);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      listen(listener, clients) != 0 || getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+  if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(listener, clients) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
     std::perror("run_echo: listen");
     return 1;
   }
@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
         }
       }
       for (std::size_t at = 0; at < ready.size();) {
-        const auto batch = static_cast<std::int64_t>(std::min<std::size_t>(ready.size() - at, static_cast<std::size_t>(max_batch)));
+        const auto batch =
+            static_cast<std::int64_t>(std::min<std::size_t>(ready.size() - at, static_cast<std::size_t>(max_batch)));
         const auto start = Clock::now();
         auto outputs = model.Run(batch);
         runs.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
@@ -237,7 +238,8 @@ int main(int argc, char** argv) {
           std::size_t offset = 0;
           for (auto& output : outputs) {
             const std::size_t bytes = ByteSize(output) / static_cast<std::size_t>(batch);
-            std::memcpy(reply.data() + offset, static_cast<const char*>(output.GetTensorRawData()) + row * bytes, bytes);
+            std::memcpy(reply.data() + offset, static_cast<const char*>(output.GetTensorRawData()) + row * bytes,
+                        bytes);
             offset += bytes;
           }
           WriteAll(ready[at + static_cast<std::size_t>(row)], reply.data(), reply_bytes);
@@ -290,7 +292,8 @@ int main(int argc, char** argv) {
   std::sort(latencies.begin(), latencies.end());
   std::sort(runs.begin(), runs.end());
   std::printf(
-      "{\"clients\": %d, \"throughput\": %.1f, \"latency_us_p50\": %.2f, \"latency_us_p99\": %.2f, \"run_us_p50\": %.2f, "
+      "{\"clients\": %d, \"throughput\": %.1f, \"latency_us_p50\": %.2f, \"latency_us_p99\": %.2f, \"run_us_p50\": "
+      "%.2f, "
       "\"mean_batch\": %.2f, \"request_bytes\": %zu, \"reply_bytes\": %zu}\n",
       clients, static_cast<double>(latencies.size()) / window, Percentile(latencies, 50), Percentile(latencies, 99),
       Percentile(runs, 50), batches ? static_cast<double>(rows) / static_cast<double>(batches) : 0.0, request_bytes,
