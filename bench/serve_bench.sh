@@ -2,7 +2,7 @@
 # ortkit serve against its limits and its peers, measured side by side in one run on bert-tiny.
 #
 #   bench/serve_bench.sh [BUILD_DIR=build] [DURATION_S=4]
-#   DELAY_US=2000 POLL_US=200 bench/serve_bench.sh   the server's max_queue_delay_us and --http-busy-poll-us
+#   DELAY_US=2000 POLL_US=200 bench/serve_bench.sh   the server's max_queue_delay_us and --http/grpc-busy-poll-us
 #
 # Fair resources: the server, the FastAPI peer and the raw ONNX Runtime loop each run pinned to
 # core 0 with one intra-op thread; the load generator (ortkit perf) runs pinned to core 1.
@@ -115,7 +115,8 @@ read -r _ _ thin1 < <(thinnest 8 1 1)
 echo "  seq_len 8: thinnest server at c=1 (a raw Run and a loopback round trip, measured as one): p50 $thin1 us"
 echo "== the same server over gRPC, seq_len 8"
 taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --instances 1 \
-  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us" \
+  --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 \
+  --http-busy-poll-us "$poll_us" --grpc-busy-poll-us "$poll_us" \
   >"$work/serve.log" 2>&1 &
 server=$!
 wait_listening "$work/serve.log"

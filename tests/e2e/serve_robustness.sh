@@ -3,7 +3,7 @@
 # error and the server keeps serving; 10,000 of them leave its RSS flat; overload at 10x capacity
 # with a small queue answers every request with 200 or 503 (none lost, none hanging) in bounded
 # memory (the load generator holds at most 128 connections, below the server's --http-threads);
-# SIGTERM under load answers every request sent before it and exits 0.
+# SIGTERM under load (HTTP, then gRPC) answers every request sent before it and exits 0.
 source "$2/tests/support/serve_e2e.sh"
 rss_mib() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 driver() { "$python" "$src/tests/python/serve_robustness.py" "$@"; }
@@ -51,11 +51,19 @@ echo "== SIGTERM under load (a fresh server with the default queue)"
 kill -TERM "$server"; wait "$server" || fail "ortkit serve exited non-zero after SIGTERM (idle)"
 serve_bert
 driver sigterm --http "$http" --pid "$server" --threads 16 --load-s 2 || fail "SIGTERM under load"
-set +e
-for _ in $(seq 1 300); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
-wait "$server"; rc=$?
-set -e
-server=""
-[ "$rc" = 0 ] || fail "ortkit serve exited $rc after SIGTERM, expected 0"
-grep -q 'draining' "$work/serve.log" || fail "no 'draining' line on SIGTERM"
+expect_drained_exit() {  # $1: what was under load
+  set +e
+  for _ in $(seq 1 300); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+  wait "$server"; rc=$?
+  set -e
+  server=""
+  [ "$rc" = 0 ] || fail "ortkit serve exited $rc after SIGTERM under $1 load, expected 0"
+  grep -q 'draining' "$work/serve.log" || fail "no 'draining' line on SIGTERM under $1 load"
+}
+expect_drained_exit HTTP
+
+echo "== SIGTERM under gRPC load (calls queued on the completion-queue thread and run there)"
+start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --intra-op-threads 1
+driver sigterm-grpc --grpc "$grpc" --pid "$server" --threads 16 --load-s 2 || fail "SIGTERM under gRPC load"
+expect_drained_exit gRPC
 echo "PASS: serve robustness"

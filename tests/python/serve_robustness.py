@@ -3,6 +3,7 @@ so that malformed requests reach the server exactly as written). Run by tests/e2
 
   python serve_robustness.py bad-requests --http HOST:PORT --pid PID --model bert [--count 10000]
   python serve_robustness.py sigterm --http HOST:PORT --pid PID --model bert [--threads 16]
+  python serve_robustness.py sigterm-grpc --grpc HOST:PORT --pid PID --model bert [--threads 16]
 Exit 0 when every check holds; prints the figures it checked.
 """
 
@@ -260,10 +261,70 @@ def run_sigterm(args):
     return 0
 
 
+def run_sigterm_grpc(args):
+    """The same over gRPC (tritonclient, closed loop per thread): every call sent before the signal
+    is answered OK while the server drains, and no client hangs."""
+    import numpy as np
+    import tritonclient.grpc as grpcclient
+    from tritonclient.utils import InferenceServerException
+
+    records = []
+    lock = threading.Lock()
+    stop = threading.Event()
+    signal_time = [None]
+
+    def worker():
+        client = grpcclient.InferenceServerClient(args.grpc)
+        inputs = []
+        for name in ("input_ids", "attention_mask", "token_type_ids"):
+            tensor = grpcclient.InferInput(name, [1, 32], "INT64")
+            tensor.set_data_from_numpy(np.ones((1, 32), dtype=np.int64))
+            inputs.append(tensor)
+        while not stop.is_set():
+            sent = time.time()
+            try:
+                client.infer(args.model, inputs, client_timeout=30)
+                outcome = "OK"
+            except InferenceServerException as error:
+                outcome = str(error.status())
+            with lock:
+                records.append((sent, time.time(), outcome))
+            if outcome != "OK" and signal_time[0] is not None:
+                break
+        client.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(args.threads)]
+    for t in threads:
+        t.start()
+    time.sleep(args.load_s)
+    signal_time[0] = time.time()
+    os.kill(args.pid, signal.SIGTERM)
+    time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join(timeout=40)
+        if t.is_alive():
+            raise AssertionError("a gRPC client thread hangs: a call was never answered")
+    before = [r for r in records if r[0] < signal_time[0] - args.margin_s]
+    failed = [r for r in before if r[2] != "OK"]
+    after = {}
+    for r in records:
+        if r[0] >= signal_time[0] - args.margin_s:
+            after[r[2]] = after.get(r[2], 0) + 1
+    print(f"  gRPC: {len(before)} calls sent before SIGTERM, {len(before) - len(failed)} answered OK; "
+          f"{sum(after.values())} around/after it: {after}")
+    if not before:
+        raise AssertionError("no gRPC call completed before SIGTERM")
+    if failed:
+        raise AssertionError(f"{len(failed)} gRPC calls sent before SIGTERM did not succeed: {failed[:5]}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["bad-requests", "sigterm"])
-    parser.add_argument("--http", required=True)
+    parser.add_argument("mode", choices=["bad-requests", "sigterm", "sigterm-grpc"])
+    parser.add_argument("--http")
+    parser.add_argument("--grpc")
     parser.add_argument("--pid", type=int, required=True)
     parser.add_argument("--model", default="bert")
     parser.add_argument("--count", type=int, default=10000)
@@ -274,7 +335,8 @@ def main():
     parser.add_argument("--margin-s", type=float, default=0.005)
     args = parser.parse_args()
     try:
-        return run_bad_requests(args) if args.mode == "bad-requests" else run_sigterm(args)
+        modes = {"bad-requests": run_bad_requests, "sigterm": run_sigterm, "sigterm-grpc": run_sigterm_grpc}
+        return modes[args.mode](args)
     except AssertionError as error:
         print(f"FAIL: {error}", file=sys.stderr)
         return 1

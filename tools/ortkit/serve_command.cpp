@@ -32,6 +32,7 @@ struct ServeFlags {
   int http_max_connections = 1024;
   bool http_workers = false;
   int http_busy_poll_us = 0;
+  int grpc_busy_poll_us = 0;
   int http_idle_timeout_s = 60;  // run batches on the core's workers, never on the HTTP I/O thread
   std::string access_log;        // "-": stderr
   // Overrides of every model's configuration file (unset: the file's value).
@@ -179,6 +180,7 @@ int Serve(const ServeFlags& flags) {
     grpc_options.port = flags.grpc_port;
     grpc_options.max_message_bytes = flags.max_body_mb << 20;
     grpc_options.server_version = ORTKIT_VERSION;
+    grpc_options.busy_poll_us = flags.grpc_busy_poll_us;
     grpc_options.access_log = access_log;
     auto started = serve::grpc::GrpcServer::Start(**core, grpc_options);
     if (!started.ok()) return fail(started.error());
@@ -247,6 +249,10 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--http-busy-poll-us", flags->http_busy_poll_us,
                   "after the last event the HTTP I/O thread polls this long before sleeping (low latency at low "
                   "load, for some CPU)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--grpc-busy-poll-us", flags->grpc_busy_poll_us,
+                  "the same for the thread that takes gRPC infer calls")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--access-log", flags->access_log, "one JSON line per request to FILE ('-': stderr)");

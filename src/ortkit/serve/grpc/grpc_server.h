@@ -23,6 +23,7 @@ struct GrpcOptions {
   int port = 8001;  ///< 0: a free port, see GrpcServer::port()
   std::size_t max_message_bytes = 64 << 20;
   std::string server_version = "0.1.0";
+  int busy_poll_us = 0;  ///< after its last event ModelInfer's thread polls this long before sleeping
   AccessLog access_log;  ///< optional
 };
 
