@@ -243,7 +243,8 @@ class InferenceService final : public ServiceBase {
       const bool poll = run_wanted || now - last_event < spin;
       const auto next =
           overdue ? ::grpc::CompletionQueue::TIMEOUT
-                  : queue->AsyncNext(&tag, &ok, poll ? gpr_time_0(GPR_CLOCK_MONOTONIC) : gpr_inf_future(GPR_CLOCK_MONOTONIC));
+                  : queue->AsyncNext(&tag, &ok,
+                                     poll ? gpr_time_0(GPR_CLOCK_MONOTONIC) : gpr_inf_future(GPR_CLOCK_MONOTONIC));
       if (next == ::grpc::CompletionQueue::SHUTDOWN) break;
       if (next == ::grpc::CompletionQueue::TIMEOUT) {
         if (!run_wanted) continue;  // polling
