@@ -4,10 +4,6 @@
 // The echo sleeps in read() between requests; run_echo is the polling server with a model inside.
 //   loopback_rtt [server_core=0] [client_core=1] [iterations=20000] [bytes=512]
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,30 +14,11 @@
 #include <thread>
 #include <vector>
 
-namespace {
+#include "loopback.h"
 
-void Pin(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-bool ReadAll(int fd, char* data, std::size_t size) {
-  for (std::size_t got = 0; got < size;) {
-    const ssize_t n = read(fd, data + got, size - got);
-    if (n <= 0) return false;
-    got += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-void NoDelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-}  // namespace
+using loopback::NoDelay;
+using loopback::Pin;
+using loopback::ReadAll;
 
 int main(int argc, char** argv) {
   const int server_core = argc > 1 ? std::atoi(argv[1]) : 0;

@@ -14,10 +14,6 @@
 //   run_echo MODEL SEQ_LEN [server_core=0] [client_core=1] [clients=1] [seconds=3] [max_batch=64]
 //            [request_bytes=767]
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -40,42 +36,18 @@
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
 
+#include "loopback.h"
+
 namespace {
+
+using loopback::NoDelay;
+using loopback::Pin;
+using loopback::ReadAll;
+using loopback::WriteAll;
 
 using Clock = std::chrono::steady_clock;
 
-void Pin(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-bool ReadAll(int fd, char* data, std::size_t size) {
-  for (std::size_t got = 0; got < size;) {
-    const ssize_t n = read(fd, data + got, size - got);
-    if (n <= 0) return false;
-    got += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool WriteAll(int fd, const char* data, std::size_t size) {
-  for (std::size_t sent = 0; sent < size;) {
-    const ssize_t n = send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EAGAIN) continue;
-    if (n <= 0) return false;
-    sent += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-void NoDelay(int fd) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-double Percentile(std::vector<double>& sorted, int p) {
+double Percentile(const std::vector<double>& sorted, int p) {
   return sorted.empty() ? 0 : sorted[std::min(sorted.size() - 1, sorted.size() * p / 100)];
 }
 

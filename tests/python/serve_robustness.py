@@ -206,54 +206,73 @@ def run_bad_requests(args):
     return 0
 
 
-def run_sigterm(args):
-    """Closed-loop load on keep-alive connections; SIGTERM the server mid-way. Every request sent
-    before the signal must be answered (and nearly all with 200); later ones may be refused."""
+def sigterm_under_load(args, connect, give_up):
+    """Runs args.threads closed loops, each `send, close = connect()` then `outcome = send()` over
+    and over, for args.load_s; SIGTERMs the server; goes on for a second, then stops them. A loop
+    ends early once give_up(outcome, signalled). Returns the (sent, answered, outcome) records of
+    requests sent before the signal (less args.margin_s) and of those sent around or after it."""
     records = []
     lock = threading.Lock()
     stop = threading.Event()
-    signal_time = [None]
+    signalled = threading.Event()
 
-    def worker():
-        conn = Connection(args.http)
-        body = infer_json(length=32)
+    def loop():
+        send, close = connect()
         while not stop.is_set():
             sent = time.time()
-            try:
-                status, _, _ = conn.request("POST", f"/v2/models/{args.model}/infer", body)
-                outcome = status
-            except (ConnectionRefusedError,) as error:
-                outcome = "refused"
-            except (OSError, ConnectionError) as error:
-                outcome = f"no answer: {type(error).__name__}"
+            outcome = send()
             with lock:
                 records.append((sent, time.time(), outcome))
-            if outcome == "refused":
+            if give_up(outcome, signalled.is_set()):
                 break
-        conn.close()
+        close()
 
-    threads = [threading.Thread(target=worker) for _ in range(args.threads)]
+    threads = [threading.Thread(target=loop) for _ in range(args.threads)]
     for t in threads:
         t.start()
     time.sleep(args.load_s)
-    signal_time[0] = time.time()
+    signal_time = time.time()
     os.kill(args.pid, signal.SIGTERM)
+    signalled.set()
     time.sleep(1.0)
     stop.set()
     for t in threads:
-        t.join(timeout=30)
+        t.join(timeout=40)
         if t.is_alive():
             raise AssertionError("a client thread hangs: a request was never answered")
-    before = [r for r in records if r[0] < signal_time[0] - args.margin_s]
+    cut = signal_time - args.margin_s
+    return [r for r in records if r[0] < cut], [r for r in records if r[0] >= cut]
+
+
+def count(records):
+    kinds = {}
+    for r in records:
+        kinds[str(r[2])] = kinds.get(str(r[2]), 0) + 1
+    return kinds
+
+
+def run_sigterm(args):
+    """Closed-loop load on keep-alive connections; SIGTERM the server mid-way. Every request sent
+    before the signal must be answered (and nearly all with 200); later ones may be refused."""
+    def connect():
+        conn = Connection(args.http)
+        body = infer_json(length=32)
+
+        def send():
+            try:
+                status, _, _ = conn.request("POST", f"/v2/models/{args.model}/infer", body)
+                return status
+            except ConnectionRefusedError:
+                return "refused"
+            except (OSError, ConnectionError) as error:
+                return f"no answer: {type(error).__name__}"
+        return send, conn.close
+
+    before, after = sigterm_under_load(args, connect, lambda outcome, signalled: outcome == "refused")
     lost = [r for r in before if not isinstance(r[2], int)]
     ok = sum(1 for r in before if r[2] == 200)
-    after = [r for r in records if r[0] >= signal_time[0] - args.margin_s]
-    kinds = {}
-    for r in after:
-        kinds[str(r[2])] = kinds.get(str(r[2]), 0) + 1
     print(f"  {len(before)} requests sent before SIGTERM: {ok} answered 200, {len(before) - ok - len(lost)} another status, "
-          f"{len(lost)} unanswered; "
-          f"{len(after)} around/after it: {kinds}")
+          f"{len(lost)} unanswered; {len(after)} around/after it: {count(after)}")
     if lost:
         raise AssertionError(f"{len(lost)} requests sent before SIGTERM were never answered: {lost[:5]}")
     if ok < 0.99 * len(before):
@@ -262,57 +281,32 @@ def run_sigterm(args):
 
 
 def run_sigterm_grpc(args):
-    """The same over gRPC (tritonclient, closed loop per thread): every call sent before the signal
-    is answered OK while the server drains, and no client hangs."""
+    """The same over gRPC (tritonclient): every call sent before the signal is answered OK while
+    the server drains, and no client hangs."""
     import numpy as np
     import tritonclient.grpc as grpcclient
     from tritonclient.utils import InferenceServerException
 
-    records = []
-    lock = threading.Lock()
-    stop = threading.Event()
-    signal_time = [None]
-
-    def worker():
+    def connect():
         client = grpcclient.InferenceServerClient(args.grpc)
         inputs = []
         for name in ("input_ids", "attention_mask", "token_type_ids"):
             tensor = grpcclient.InferInput(name, [1, 32], "INT64")
             tensor.set_data_from_numpy(np.ones((1, 32), dtype=np.int64))
             inputs.append(tensor)
-        while not stop.is_set():
-            sent = time.time()
+
+        def send():
             try:
                 client.infer(args.model, inputs, client_timeout=30)
-                outcome = "OK"
+                return "OK"
             except InferenceServerException as error:
-                outcome = str(error.status())
-            with lock:
-                records.append((sent, time.time(), outcome))
-            if outcome != "OK" and signal_time[0] is not None:
-                break
-        client.close()
+                return str(error.status())
+        return send, client.close
 
-    threads = [threading.Thread(target=worker) for _ in range(args.threads)]
-    for t in threads:
-        t.start()
-    time.sleep(args.load_s)
-    signal_time[0] = time.time()
-    os.kill(args.pid, signal.SIGTERM)
-    time.sleep(1.0)
-    stop.set()
-    for t in threads:
-        t.join(timeout=40)
-        if t.is_alive():
-            raise AssertionError("a gRPC client thread hangs: a call was never answered")
-    before = [r for r in records if r[0] < signal_time[0] - args.margin_s]
+    before, after = sigterm_under_load(args, connect, lambda outcome, signalled: outcome != "OK" and signalled)
     failed = [r for r in before if r[2] != "OK"]
-    after = {}
-    for r in records:
-        if r[0] >= signal_time[0] - args.margin_s:
-            after[r[2]] = after.get(r[2], 0) + 1
     print(f"  gRPC: {len(before)} calls sent before SIGTERM, {len(before) - len(failed)} answered OK; "
-          f"{sum(after.values())} around/after it: {after}")
+          f"{len(after)} around/after it: {count(after)}")
     if not before:
         raise AssertionError("no gRPC call completed before SIGTERM")
     if failed:

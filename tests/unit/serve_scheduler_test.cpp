@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "ortkit/serve/run_when_idle.h"
 #include "ortkit/serve/scheduler.h"
 
 namespace ortkit::serve {
@@ -191,6 +192,41 @@ TEST(ServeBatchQueue, SplitRowsComeOutInOrderAndStopDrains) {
   }
   EXPECT_EQ(seen, (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 4}, {4, 4}, {8, 2}}));
   EXPECT_EQ(queue.depth(), 0u);
+}
+
+// When the thread that takes requests runs them: once nothing else is ready (the loop asks
+// wanted()), at once when overdue, and it may sleep only when nothing is wanted and the busy poll
+// has run out.
+TEST(ServeRunWhenIdle, RunsWhatIsQueuedOnlyAfterTheReadyEvents) {
+  RunWhenIdle run(microseconds(0), std::chrono::seconds(10));
+  EXPECT_FALSE(run.wanted());
+  EXPECT_FALSE(run.Poll()) << "nothing wanted and no busy poll: the thread may sleep";
+  run.Queued();
+  run.Handled();
+  EXPECT_TRUE(run.wanted());
+  EXPECT_TRUE(run.Poll()) << "a run is wanted: look for ready events without sleeping";
+  EXPECT_FALSE(run.Overdue()) << "ready events first, within the read-ahead";
+  run.Running();
+  EXPECT_FALSE(run.wanted());
+  EXPECT_FALSE(run.Poll());
+}
+
+TEST(ServeRunWhenIdle, AStreamOfEventsDoesNotHoldTheRunBackPastTheReadAhead) {
+  RunWhenIdle run(microseconds(0), microseconds(0));
+  EXPECT_FALSE(run.Overdue()) << "nothing queued";
+  run.Queued();
+  EXPECT_TRUE(run.Overdue());
+  run.Running();
+  EXPECT_FALSE(run.Overdue());
+}
+
+TEST(ServeRunWhenIdle, BusyPollKeepsTheThreadAwakeAfterAnEvent) {
+  RunWhenIdle run(std::chrono::seconds(10));
+  run.Handled();
+  EXPECT_TRUE(run.Poll());
+  RunWhenIdle sleeper(microseconds(0));
+  sleeper.Handled();
+  EXPECT_FALSE(sleeper.Poll());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "grpc_predict_v2.grpc.pb.h"
+#include "ortkit/serve/run_when_idle.h"
 #include "ortkit/serve/thread_name.h"
 
 namespace ortkit::serve::grpc {
@@ -143,13 +144,13 @@ void Encode(const InferResponse& response, inference::ModelInferResponse* out) {
 }
 
 // ModelInfer on gRPC's asynchronous API, driven by one thread of ours that waits on the completion
-// queue: it takes each call, decodes it and queues it; once the queue has nothing else ready (or
-// after 1 ms of taking calls) it runs the due batch itself and finishes its calls, as the HTTP
-// I/O thread does. A batch that waits for its delay runs on a worker, which finishes its calls.
-// The callback API handed each call across gRPC's own thread pools and then to a worker (~20
-// futex calls per call; bert-tiny at concurrency 1 took 0.64 ms against HTTP's 0.33); the
-// synchronous API held one gRPC thread per call until its answer (3,593/s at concurrency 64
-// against HTTP's 8,044/s). The other methods stay synchronous.
+// queue: it takes each call, decodes it and queues it; once the queue has nothing else ready it
+// runs the due batch itself and finishes its calls, as the HTTP I/O thread does (RunWhenIdle). A
+// batch that waits for its delay runs on a worker, which finishes its calls. The callback API
+// handed each call across gRPC's own thread pools and then to a worker (~20 futex calls per call;
+// bert-tiny at concurrency 1 took 0.64 ms against HTTP's 0.33); the synchronous API held one gRPC
+// thread per call until its answer (3,593/s at concurrency 64 against HTTP's 8,044/s). The other
+// methods stay synchronous.
 using ServiceBase =
     inference::GRPCInferenceService::WithAsyncMethod_ModelInfer<inference::GRPCInferenceService::Service>;
 
@@ -229,39 +230,31 @@ class InferenceService final : public ServiceBase {
 
   /// The completion queue's loop, until the queue is shut down and drained.
   void Serve(::grpc::ServerCompletionQueue* queue) {
-    using Clock = std::chrono::steady_clock;
-    constexpr auto kReadAhead = std::chrono::milliseconds(1);
-    const auto spin = std::chrono::microseconds(options_.busy_poll_us);
+    RunWhenIdle run(std::chrono::microseconds(options_.busy_poll_us));
     AwaitCall(queue);
-    bool run_wanted = false;  // calls are queued for RunQueued()
-    auto run_wanted_since = Clock::now(), last_event = Clock::now();
     while (true) {
       void* tag = nullptr;
       bool ok = false;
-      const auto now = Clock::now();
-      const bool overdue = run_wanted && now - run_wanted_since >= kReadAhead;
-      const bool poll = run_wanted || now - last_event < spin;
-      const auto next =
-          overdue ? ::grpc::CompletionQueue::TIMEOUT
-                  : queue->AsyncNext(&tag, &ok,
-                                     poll ? gpr_time_0(GPR_CLOCK_MONOTONIC) : gpr_inf_future(GPR_CLOCK_MONOTONIC));
+      const auto next = run.Overdue() ? ::grpc::CompletionQueue::TIMEOUT
+                                      : queue->AsyncNext(&tag, &ok,
+                                                         run.Poll() ? gpr_time_0(GPR_CLOCK_MONOTONIC)
+                                                                    : gpr_inf_future(GPR_CLOCK_MONOTONIC));
       if (next == ::grpc::CompletionQueue::SHUTDOWN) break;
       if (next == ::grpc::CompletionQueue::TIMEOUT) {
-        if (!run_wanted) continue;  // polling
-        run_wanted = false;         // nothing else ready: run the batch
-        core_.RunQueued();
-        last_event = Clock::now();
+        if (run.wanted()) {  // nothing else ready (or read ahead long enough): run the batch
+          run.Running();
+          core_.RunQueued();
+        }
         continue;
       }
-      last_event = Clock::now();
+      run.Handled();
       auto* call = static_cast<InferCall*>(tag);
       if (call->finishing || !ok) {  // answered, or the server is shutting down
         delete call;
         continue;
       }
       AwaitCall(queue);
-      if (!run_wanted) run_wanted_since = last_event;
-      run_wanted = Infer(call) || run_wanted;
+      if (Infer(call)) run.Queued();
     }
   }
 
