@@ -10,7 +10,7 @@
 #   limit      server at concurrency 64 / best raw loop throughput over batch sizes   >= 0.85
 #              (at seq_len 8, where the protocol's per-request cost weighs most, 16 and 32)
 #   batching   batching on / off at seq_len 8                                          >= 1.8
-#   bucketing  buckets / pad to the longest, lengths uniform 4..128 (equal outputs)    >= 1.5
+#   bucketing  buckets at multiples of 16 / pad to the longest, lengths 4..128 (equal)  >= 1.5
 #   peer       server / FastAPI + onnxruntime at concurrency 64, at equal or better p99 >= 2
 #   overhead   server p50 at concurrency 1 / (raw Run p50 at batch 1 + loopback RTT)  <= 1.1
 # and, to explain them: the thinnest server there can be (bench/tools/run_echo: recv, Run on the
@@ -160,18 +160,20 @@ start_peer
 perf "$work/peer.json" --concurrency 1,64 --dim seq_len=8 --json
 stop_server
 
-echo "== mixed lengths uniform 4..128: buckets 16/32/64/128 vs one bucket at 128 (pad to the longest)"
-cat >"$work/buckets.json" <<'JSON'
-{"batching": {"max_batch_size": 32, "max_queue_delay_us": 2000, "max_queue_size": 1024},
- "bucketing": {"dim": "seq_len", "boundaries": [16, 32, 64, 128], "mask_input": "attention_mask"}}
-JSON
-cat >"$work/longest.json" <<'JSON'
-{"batching": {"max_batch_size": 32, "max_queue_delay_us": 2000, "max_queue_size": 1024},
- "bucketing": {"dim": "seq_len", "boundaries": [128], "mask_input": "attention_mask"}}
-JSON
+echo "== mixed lengths uniform 4..128: buckets at multiples of 16 (and at 16/32/64/128) vs one bucket at 128 (pad to the longest)"
+bucket_config() {  # $1: the bucketing's boundaries or multiple_of, as JSON members
+  printf '{"batching": {"max_batch_size": 32, "max_queue_delay_us": 2000, "max_queue_size": 1024},\n'
+  printf ' "bucketing": {"dim": "seq_len", %s, "mask_input": "attention_mask"}}\n' "$1"
+}
+bucket_config '"multiple_of": 16' >"$work/buckets.json"
+bucket_config '"boundaries": [16, 32, 64, 128]' >"$work/buckets4.json"
+bucket_config '"boundaries": [128]' >"$work/longest.json"
 start_serve --config "$work/buckets.json"
 perf "$work/buckets_perf.json" --concurrency 64 --lengths uniform:4:128
 "$python" "$src/bench/serve_outputs.py" --http "$http" --model "$work/bert.onnx" --out "$work/buckets_out.npz"
+stop_server
+start_serve --config "$work/buckets4.json"
+perf "$work/buckets4_perf.json" --concurrency 64 --lengths uniform:4:128
 stop_server
 start_serve --config "$work/longest.json"
 perf "$work/longest_perf.json" --concurrency 64 --lengths uniform:4:128
@@ -205,7 +207,8 @@ row "FastAPI peer, c=1, seq 8 (JSON)" "$work/peer.json" 0
 row "FastAPI peer, c=64, seq 8 (JSON)" "$work/peer.json" 1
 row "protocol floor (2 us model), c=1" "$work/floor.json" 0
 row "protocol floor (2 us model), c=64" "$work/floor64.json" 0
-row "serve, buckets 16/32/64/128, c=64, 4..128" "$work/buckets_perf.json" 0
+row "serve, buckets at multiples of 16, c=64, 4..128" "$work/buckets_perf.json" 0
+row "serve, buckets 16/32/64/128, c=64, 4..128" "$work/buckets4_perf.json" 0
 row "serve, pad to 128, c=64, 4..128" "$work/longest_perf.json" 0
 
 echo
