@@ -554,7 +554,7 @@ void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req,
   request->model_version = target.version;
   c->record().request_id = request->id;
   req.body().clear();  // the inputs are decoded: free the bytes while the request waits
-  auto done = [this, c, encoding = std::move(encoding)](Result<InferResponse> response) {
+  auto done = [this, c, encoding = std::move(encoding)](const Result<InferResponse>& response) {
     auto answer = std::make_shared<std::pair<Response, std::string>>();
     answer->first = InferAnswer(response, encoding, &answer->second);
     // On the I/O thread (it ran the batch) this writes at once; a worker hands it over.
@@ -570,15 +570,16 @@ void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req,
 
 void HttpServer::Impl::Loop() {
   while (!io.stopped()) {
-    if (!run.Overdue() && io.poll() > 0) {
-      run.Handled();
-    } else if (run.wanted()) {
-      run.Running();
-      // As a handler, so that the answers it completes are written at once (asio::dispatch).
-      asio::post(io, [this] { core->RunQueued(); });
-    } else if (!run.Poll() && io.run_one() > 0) {
-      run.Handled();
+    if (run.Overdue() || io.poll() == 0) {  // nothing else ready: run what is queued, poll or sleep
+      if (run.wanted()) {
+        run.Running();
+        // As a handler, so that the answers it completes are written at once (asio::dispatch).
+        asio::post(io, [this] { core->RunQueued(); });
+        continue;
+      }
+      if (run.Poll() || io.run_one() == 0) continue;
     }
+    run.Handled();
   }
 }
 
