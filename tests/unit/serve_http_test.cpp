@@ -146,6 +146,16 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   EXPECT_EQ(direct_header["outputs"][1]["parameters"]["binary_data_size"], 8);
   EXPECT_EQ(direct.body.size(), *direct.header_length + 16);
   EXPECT_EQ(direct.body.substr(*direct.header_length, 8), mixed.body.substr(*mixed.header_length, 8));
+  // Without copying (as the server writes answers): the JSON alone, then views of the tensors'
+  // bytes that add up to the same body.
+  auto views = http::EncodeInferResponse(response, all, /*copy_binary=*/false);
+  EXPECT_EQ(views.header_length, direct.header_length);
+  EXPECT_EQ(views.body, direct.body.substr(0, *direct.header_length));
+  ASSERT_EQ(views.binary.size(), 2u);
+  EXPECT_EQ(static_cast<const void*>(views.binary[0].data()), response.outputs[0].tensor.data());
+  std::string joined = views.body;
+  for (std::string_view part : views.binary) joined.append(part);
+  EXPECT_EQ(joined, direct.body);
 }
 
 }  // namespace

@@ -441,7 +441,7 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
   return request;
 }
 
-EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding, bool copy_binary) {
   const auto as_binary = [&](const std::string& name) {
     return encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) !=
                                       encoding.binary_outputs.end();
@@ -452,8 +452,8 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   std::size_t size = 160;
   for (const auto& out : response.outputs) {
     // A JSON number takes at most 26 characters (and the comma).
-    size += 120 +
-            (as_binary(out.name) ? out.tensor.byte_size() : 27 * static_cast<std::size_t>(out.tensor.element_count()));
+    size += 120 + (as_binary(out.name) ? (copy_binary ? out.tensor.byte_size() : 0)
+                                       : 27 * static_cast<std::size_t>(out.tensor.element_count()));
   }
   body.reserve(size);
   body.append("{");
@@ -490,7 +490,13 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   body.append("]}");
   if (!binary.empty()) {
     encoded.header_length = body.size();
-    for (const Tensor* t : binary) body.append(reinterpret_cast<const char*>(t->data()), t->byte_size());
+    for (const Tensor* t : binary) {
+      const std::string_view bytes(reinterpret_cast<const char*>(t->data()), t->byte_size());
+      if (copy_binary)
+        body.append(bytes);
+      else
+        encoded.binary.push_back(bytes);
+    }
   }
   return encoded;
 }

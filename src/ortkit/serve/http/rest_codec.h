@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -31,10 +32,15 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
 struct EncodedResponse {
   std::string body;
   std::optional<std::size_t> header_length;  ///< set when binary data follows the JSON
+  /// With `copy_binary` false: the binary outputs' bytes, in order, to send after `body` (views
+  /// into the response's tensors, which must outlive them).
+  std::vector<std::string_view> binary;
 };
 
-/// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary.
-EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding);
+/// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary. Binary outputs
+/// are appended to `body`, or with `copy_binary` false only listed in `binary`.
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding,
+                                    bool copy_binary = true);
 
 /// {"name", "versions", "platform", "inputs": [{"name", "datatype", "shape"}], "outputs": [...]}
 nlohmann::json ModelMetadataToJson(const ModelMetadata& metadata);
