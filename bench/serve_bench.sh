@@ -6,7 +6,7 @@
 #
 # Fair resources: the server, the FastAPI peer and the raw ONNX Runtime loop each run pinned to
 # core 0 with one intra-op thread; the load generator (ortkit perf) runs pinned to core 1.
-# Prints the ratios the serving issue sets as targets:
+# Prints the serving targets, each measured side by side:
 #   limit      server at concurrency 64 / best raw loop throughput over batch sizes   >= 0.85
 #              (at seq_len 8, where the protocol's per-request cost weighs most, 16 and 32)
 #   batching   batching on / off at seq_len 8                                          >= 1.8
