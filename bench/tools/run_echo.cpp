@@ -84,31 +84,16 @@ class Model {
       output_names_.push_back(session_->ort().GetOutputNameAllocated(i, allocator).get());
     for (auto& name : input_names_) input_ptrs_.push_back(name.c_str());
     for (auto& name : output_names_) output_ptrs_.push_back(name.c_str());
-    return Prepare(1) && Prepare(max_batch);
-  }
-
-  // Makes the inputs for `batch` rows; false when they cannot be made.
-  bool Prepare(std::int64_t batch) {
-    if (inputs_.count(batch)) return true;
-    ortkit::InputPlan plan;
-    plan.dims["batch"] = batch;
-    plan.dims["seq_len"] = seq_len_;
-    auto inputs = ortkit::SynthesizeInputs(specs_, hints_, plan);
-    if (!inputs.ok()) return Fail("synthesising inputs", inputs.error());
-    Batch& b = inputs_[batch];
-    b.tensors = std::move(inputs).value();
-    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    for (auto& input : b.tensors) {
-      auto& t = input.tensor;
-      b.values.push_back(Ort::Value::CreateTensor(memory, t.data(), t.byte_size(), t.shape().data(), t.shape().size(),
-                                                  static_cast<ONNXTensorElementDataType>(t.type())));
+    // Every batch size the server may run, made before anything is timed.
+    for (std::int64_t batch = 1; batch <= max_batch; ++batch) {
+      if (!Prepare(batch)) return false;
     }
     return true;
   }
 
+  /// Runs on the inputs Load() made for `batch` rows (1..max_batch).
   std::vector<Ort::Value> Run(std::int64_t batch) {
-    Prepare(batch);
-    auto& values = inputs_[batch].values;
+    auto& values = inputs_.at(batch).values;
     return session_->ort().Run(Ort::RunOptions{nullptr}, input_ptrs_.data(), values.data(), values.size(),
                                output_ptrs_.data(), output_ptrs_.size());
   }
@@ -118,6 +103,22 @@ class Model {
     std::vector<ortkit::NamedTensor> tensors;
     std::vector<Ort::Value> values;
   };
+
+  // Makes the inputs for `batch` rows; false when they cannot be made.
+  bool Prepare(std::int64_t batch) {
+    ortkit::InputPlan plan;
+    plan.dims["batch"] = batch;
+    plan.dims["seq_len"] = seq_len_;
+    auto inputs = ortkit::SynthesizeInputs(specs_, hints_, plan);
+    if (!inputs.ok()) return Fail("synthesising inputs", inputs.error());
+    Batch& b = inputs_[batch];
+    b.tensors = std::move(inputs).value();
+    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::AllocatorWithDefaultOptions allocator;
+    for (const auto& input : b.tensors) b.values.push_back(ortkit::ToOrtValue(input.tensor, memory, allocator));
+    return true;
+  }
+
   std::unique_ptr<ortkit::Runtime> runtime_;
   std::unique_ptr<ortkit::Session> session_;
   std::vector<ortkit::TensorSpec> specs_;
@@ -130,7 +131,7 @@ class Model {
 
 std::size_t ByteSize(const Ort::Value& value) {
   const auto info = value.GetTensorTypeAndShapeInfo();
-  return info.GetElementCount() * (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ? 8 : 4);
+  return info.GetElementCount() * ortkit::FindDataType(static_cast<ortkit::DataType>(info.GetElementType()))->size;
 }
 
 }  // namespace

@@ -54,20 +54,7 @@ Result<PreparedSession> Prepare(Session& session, const std::vector<NamedTensor>
     const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
     Ort::AllocatorWithDefaultOptions allocator;
     for (const auto& in : inputs) {
-      const Tensor& t = in.tensor;
-      if (t.is_string()) {
-        Ort::Value value = Ort::Value::CreateTensor(allocator, t.shape().data(), t.shape().size(),
-                                                    ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
-        std::vector<const char*> pointers;
-        for (const auto& s : t.strings()) pointers.push_back(s.c_str());
-        value.FillStringTensor(pointers.data(), pointers.size());
-        prepared.input_values.push_back(std::move(value));
-      } else {
-        // The runtime takes a mutable pointer for every tensor but never writes to a fed input.
-        prepared.input_values.push_back(Ort::Value::CreateTensor(memory, const_cast<std::byte*>(t.data()),
-                                                                 t.byte_size(), t.shape().data(), t.shape().size(),
-                                                                 static_cast<ONNXTensorElementDataType>(t.type())));
-      }
+      prepared.input_values.push_back(ToOrtValue(in.tensor, memory, allocator));
       prepared.input_names.push_back(in.name.c_str());
     }
   } catch (const Ort::Exception& e) {

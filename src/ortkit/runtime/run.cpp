@@ -48,23 +48,6 @@ Result<std::vector<TensorSpec>> Describe(std::size_t count, GetName get_name, Ge
   }
 }
 
-Result<Ort::Value> ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory,
-                              Ort::AllocatorWithDefaultOptions& allocator) {
-  const auto& shape = tensor.shape();
-  if (tensor.is_string()) {
-    Ort::Value value =
-        Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
-    std::vector<const char*> pointers;
-    pointers.reserve(tensor.strings().size());
-    for (const auto& s : tensor.strings()) pointers.push_back(s.c_str());
-    value.FillStringTensor(pointers.data(), pointers.size());
-    return value;
-  }
-  // The runtime reads the tensor's own buffer: no copy. It must outlive the Run call.
-  return Ort::Value::CreateTensor(memory, const_cast<std::byte*>(tensor.data()), tensor.byte_size(), shape.data(),
-                                  shape.size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
-}
-
 Result<Tensor> FromOrtValue(const Ort::Value& value, const std::string& name) {
   if (!value.IsTensor()) {
     return MakeError(
@@ -85,6 +68,23 @@ Result<Tensor> FromOrtValue(const Ort::Value& value, const std::string& name) {
 }
 
 }  // namespace
+
+Ort::Value ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory,
+                      Ort::AllocatorWithDefaultOptions& allocator) {
+  const auto& shape = tensor.shape();
+  if (tensor.is_string()) {
+    Ort::Value value =
+        Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
+    std::vector<const char*> pointers;
+    pointers.reserve(tensor.strings().size());
+    for (const auto& s : tensor.strings()) pointers.push_back(s.c_str());
+    value.FillStringTensor(pointers.data(), pointers.size());
+    return value;
+  }
+  // The runtime reads the tensor's own buffer: no copy. It must outlive the Run call.
+  return Ort::Value::CreateTensor(memory, const_cast<std::byte*>(tensor.data()), tensor.byte_size(), shape.data(),
+                                  shape.size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
+}
 
 std::string DimSpec::ToString() const {
   if (fixed()) return std::to_string(value);
@@ -164,8 +164,7 @@ Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& 
     std::vector<Ort::Value> values;
     std::vector<const char*> input_names;
     for (const auto& in : request.inputs) {
-      ORTKIT_ASSIGN_OR_RETURN(Ort::Value v, ToOrtValue(in.tensor, memory, allocator));
-      values.push_back(std::move(v));
+      values.push_back(ToOrtValue(in.tensor, memory, allocator));
       input_names.push_back(in.name.c_str());
     }
     std::vector<const char*> output_pointers;

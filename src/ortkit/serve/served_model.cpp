@@ -379,6 +379,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
   std::vector<Ort::Value> outputs;
   try {
     Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::AllocatorWithDefaultOptions allocator;
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       const Tensor* source = first.inputs[i];
       if (!direct) {
@@ -396,9 +397,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
         batched.push_back(std::move(tensor).value());
         source = &batched.back();
       }
-      values.push_back(Ort::Value::CreateTensor(memory, const_cast<std::byte*>(source->data()), source->byte_size(),
-                                                source->shape().data(), source->shape().size(),
-                                                static_cast<ONNXTensorElementDataType>(source->type())));
+      values.push_back(ToOrtValue(*source, memory, allocator));
     }
     outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names_.data(), values.data(), values.size(),
                                 output_names_.data(), output_names_.size());
