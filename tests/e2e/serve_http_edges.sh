@@ -29,6 +29,8 @@ expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --http-max-connection
 expect_msg "http-max-connections: Value -3 not in range 1 to"
 expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --http-busy-poll-us -1
 expect_msg "http-busy-poll-us: Value -1 not in range 0 to 1000000"
+expect_rc 2 "$ortkit" serve --model "bert=$work/bert.onnx" --grpc-busy-poll-us -1
+expect_msg "grpc-busy-poll-us: Value -1 not in range 0 to 1000000"
 
 echo "== protocol (--max-body-mb 2 --http-idle-timeout-s 2)"
 serve_bert --max-body-mb 2 --http-idle-timeout-s 2
