@@ -62,8 +62,8 @@ expect_drained_exit() {  # $1: what was under load
 }
 expect_drained_exit HTTP
 
-echo "== SIGTERM under gRPC load (calls queued on the completion-queue thread and run there)"
-start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --intra-op-threads 1
+echo "== SIGTERM under gRPC load (calls queued on the completion-queue thread and run there; it busy-polls)"
+start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --intra-op-threads 1 --grpc-busy-poll-us 200
 driver sigterm-grpc --grpc "$grpc" --pid "$server" --threads 16 --load-s 2 || fail "SIGTERM under gRPC load"
 expect_drained_exit gRPC
 echo "PASS: serve robustness"
