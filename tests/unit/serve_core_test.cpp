@@ -150,6 +150,18 @@ TEST_F(ServeCore, ConcurrentRequestsOfMixedRowsAndLengthsEachGetTheirOwnAnswer) 
   EXPECT_LT(count("ortkit_execution_count_total"), static_cast<std::int64_t>(requests.size()) + rows / 8);
 }
 
+// A batch of one request is answered from the runtime's own outputs (views, no copy): the
+// answer stays valid after the core and its sessions are gone.
+TEST_F(ServeCore, AnAnswerOutlivesTheCoreThatComputedIt) {
+  ModelConfig config;
+  config.batching.max_batch_size = 8;
+  auto core = Start(kMasked, config);
+  const InferRequest request = MaskedRequest(3, 5, 7);
+  Result<InferResponse> answer = core->Infer(Clone(request)).get();
+  core.reset();
+  ExpectMaskedAnswer(request, answer);
+}
+
 TEST_F(ServeCore, ValidationErrorsNameTheInput) {
   auto core = Start(kMasked, ModelConfig{});
   InferRequest wrong_type = MaskedRequest(1, 4, 1);

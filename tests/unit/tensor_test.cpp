@@ -1,6 +1,8 @@
 #include "ortkit/tensor/tensor.h"
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +18,31 @@ TEST(Tensor, AllocatesAndSlicesRows) {
   EXPECT_EQ(rows->shape(), (std::vector<std::int64_t>{2, 2}));
   EXPECT_EQ(rows->values<float>()[0], 3);
   EXPECT_FALSE(t->SliceRows(2, 4).ok());
+}
+
+TEST(Tensor, AViewKeepsItsBytesAliveAndClonesIntoItsOwn) {
+  bool released = false;
+  auto owner = std::shared_ptr<std::vector<float>>(new std::vector<float>{1, 2, 3, 4, 5, 6},
+                                                   [&](std::vector<float>* v) {
+                                                     released = true;
+                                                     delete v;
+                                                   });
+  auto* second_row = reinterpret_cast<std::byte*>(owner->data() + 3);
+  auto view = Tensor::View(DataType::kFloat32, {1, 3}, std::shared_ptr<std::byte>(owner, second_row));
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  owner.reset();
+  EXPECT_FALSE(released);  // the view holds the owner
+  EXPECT_EQ(view->data(), second_row);
+  EXPECT_EQ(view->values<float>()[2], 6);
+  Tensor copy = view->Clone();
+  EXPECT_NE(copy.data(), view->data());
+  Tensor moved = std::move(view).value();
+  EXPECT_EQ(moved.values<float>()[0], 4);
+  moved = Tensor();
+  EXPECT_TRUE(released);
+  EXPECT_EQ(copy.values<float>()[1], 5);
+  EXPECT_FALSE(Tensor::View(DataType::kString, {1}, nullptr).ok());
+  EXPECT_FALSE(Tensor::View(DataType::kFloat32, {-1}, nullptr).ok());
 }
 
 TEST(Tensor, RejectsBadShapes) {

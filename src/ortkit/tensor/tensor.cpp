@@ -127,6 +127,20 @@ Result<Tensor> Tensor::Allocate(DataType type, std::vector<std::int64_t> shape) 
   return t;
 }
 
+Result<Tensor> Tensor::View(DataType type, std::vector<std::int64_t> shape, std::shared_ptr<std::byte> data) {
+  if (type == DataType::kString || FindDataType(type) == nullptr) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("a view cannot hold elements of type {}", DataTypeName(type)));
+  }
+  ORTKIT_ASSIGN_OR_RETURN(std::int64_t count, ElementCountOf(shape));
+  Tensor t;
+  t.type_ = type;
+  t.shape_ = std::move(shape);
+  t.count_ = count;
+  t.view_ = std::move(data);
+  return t;
+}
+
 Result<Tensor> Tensor::Zeros(DataType type, std::vector<std::int64_t> shape) {
   ORTKIT_ASSIGN_OR_RETURN(Tensor t, Allocate(type, std::move(shape)));
   if (!t.is_string() && t.byte_size() > 0) std::memset(t.data(), 0, t.byte_size());

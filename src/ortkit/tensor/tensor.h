@@ -69,6 +69,10 @@ class Tensor {
   template <typename T>
   static Result<Tensor> FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values);
   static Result<Tensor> FromStrings(std::vector<std::int64_t> shape, std::vector<std::string> values);
+  /// A tensor over bytes it does not own: `data` (an aliasing shared_ptr) keeps their owner alive,
+  /// e.g. a runtime's output answered without a copy. `data` must hold the shape's elements of
+  /// `type` (not kString). Fails for bad shapes or unsupported types.
+  static Result<Tensor> View(DataType type, std::vector<std::int64_t> shape, std::shared_ptr<std::byte> data);
 
   Tensor(Tensor&&) noexcept = default;
   Tensor& operator=(Tensor&&) noexcept = default;
@@ -82,15 +86,15 @@ class Tensor {
   std::size_t byte_size() const;  ///< 0 for strings
   bool is_string() const { return type_ == DataType::kString; }
 
-  std::byte* data() { return buffer_.get(); }
-  const std::byte* data() const { return buffer_.get(); }
+  std::byte* data() { return view_ ? view_.get() : buffer_.get(); }
+  const std::byte* data() const { return view_ ? view_.get() : buffer_.get(); }
   template <typename T>
   std::span<T> values() {
-    return {reinterpret_cast<T*>(buffer_.get()), static_cast<std::size_t>(count_)};
+    return {reinterpret_cast<T*>(data()), static_cast<std::size_t>(count_)};
   }
   template <typename T>
   std::span<const T> values() const {
-    return {reinterpret_cast<const T*>(buffer_.get()), static_cast<std::size_t>(count_)};
+    return {reinterpret_cast<const T*>(data()), static_cast<std::size_t>(count_)};
   }
   std::vector<std::string>& strings() { return strings_; }
   const std::vector<std::string>& strings() const { return strings_; }
@@ -116,6 +120,7 @@ class Tensor {
   std::vector<std::int64_t> shape_;
   std::int64_t count_ = 0;
   std::unique_ptr<std::byte[], AlignedFree> buffer_;
+  std::shared_ptr<std::byte> view_;  // instead of buffer_: View()'s bytes
   std::vector<std::string> strings_;
 };
 
