@@ -22,11 +22,11 @@ TEST(Tensor, AllocatesAndSlicesRows) {
 
 TEST(Tensor, AViewKeepsItsBytesAliveAndClonesIntoItsOwn) {
   bool released = false;
-  auto owner = std::shared_ptr<std::vector<float>>(new std::vector<float>{1, 2, 3, 4, 5, 6},
-                                                   [&](std::vector<float>* v) {
-                                                     released = true;
-                                                     delete v;
-                                                   });
+  auto owner =
+      std::shared_ptr<std::vector<float>>(new std::vector<float>{1, 2, 3, 4, 5, 6}, [&](std::vector<float>* v) {
+        released = true;
+        delete v;
+      });
   auto* second_row = reinterpret_cast<std::byte*>(owner->data() + 3);
   auto view = Tensor::View(DataType::kFloat32, {1, 3}, std::shared_ptr<std::byte>(owner, second_row));
   ASSERT_TRUE(view.ok()) << view.error().message;
