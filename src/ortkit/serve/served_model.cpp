@@ -423,10 +423,9 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
     }
   }
   // A batch of one whole request is answered from the runtime's own outputs, without a copy: its
-  // views keep them alive until the answer is written, pinning no other request's bytes.
-  std::shared_ptr<std::vector<Ort::Value>> kept;
-  if (!error && direct) kept = std::make_shared<std::vector<Ort::Value>>(std::move(outputs));
-  std::vector<Ort::Value>& results = kept ? *kept : outputs;
+  // views share `results` until the answer is written, pinning no other request's bytes.
+  const auto results = std::make_shared<std::vector<Ort::Value>>(std::move(outputs));
+  const bool view = !error && direct;
   std::int64_t row = 0;
   for (auto& s : slices) {
     PendingRequest& p = *s.payload;
@@ -448,11 +447,12 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
           if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
             shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
           }
-          auto tensor = kept && shape == shapes[o] && outputs_[o].type != DataType::kString
-                            ? Tensor::View(outputs_[o].type, shape,
-                                           std::shared_ptr<std::byte>(
-                                               kept, static_cast<std::byte*>(results[o].GetTensorMutableRawData())))
-                            : Tensor::Allocate(outputs_[o].type, shape);
+          auto tensor =
+              view && shape == shapes[o] && outputs_[o].type != DataType::kString
+                  ? Tensor::View(outputs_[o].type, shape,
+                                 std::shared_ptr<std::byte>(
+                                     results, static_cast<std::byte*>((*results)[o].GetTensorMutableRawData())))
+                  : Tensor::Allocate(outputs_[o].type, shape);
           if (!tensor.ok()) {
             copy_error = tensor.error();
             break;
@@ -464,7 +464,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
         for (std::size_t k = 0; k < p.wanted.size(); ++k) {
           const std::size_t o = p.wanted[k];
           Tensor& dst = p.outputs[k].tensor;
-          const auto* src = static_cast<const std::byte*>(results[o].GetTensorRawData());
+          const auto* src = static_cast<const std::byte*>((*results)[o].GetTensorRawData());
           if (dst.data() == src) continue;  // a view of the output itself
           if (batchable_) {
             CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
