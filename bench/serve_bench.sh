@@ -3,6 +3,8 @@
 #
 #   bench/serve_bench.sh [BUILD_DIR=build] [DURATION_S=4]
 #   DELAY_US=2000 POLL_US=200 bench/serve_bench.sh   the server's max_queue_delay_us and --http/grpc-busy-poll-us
+#   MALLOC_CONF=thp:always bench/serve_bench.sh      jemalloc with huge pages in every ortkit process (raw loop,
+#                                                   server, load); the thinnest server does not link jemalloc
 #
 # Fair resources: the server, the FastAPI peer and the raw ONNX Runtime loop each run pinned to
 # core 0 with one intra-op thread; the load generator (ortkit perf) runs pinned to core 1.
@@ -36,6 +38,7 @@ SERVER_CORE=0 LOAD_CORE=1
 delay_us="${DELAY_US:-500}" poll_us="${POLL_US:-200}"
 echo "pinning: server / peer / raw loop on core $SERVER_CORE (taskset -c $SERVER_CORE, 1 intra-op thread); load generator on core $LOAD_CORE (taskset -c $LOAD_CORE)"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "memory: transparent huge pages $(grep -o '\[[a-z]*\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown); MALLOC_CONF=${MALLOC_CONF:-(unset)}"
 
 "$build/bin/ortkit_make_model" bert-tiny "$work/bert.onnx"
 
