@@ -76,13 +76,12 @@ bool SameTensor(const Tensor& a, const Tensor& b, bool bool_as_truth_value) {
   return a.byte_size() == 0 || std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
 }
 
-// An answer with the header length in range whose JSON parses.
+// An answer whose header length is its JSON's and whose JSON parses.
 nlohmann::json CheckedHeader(const EncodedResponse& encoded) {
-  const std::size_t header_size = encoded.header_length.value_or(encoded.body.size());
-  if (header_size > encoded.body.size()) Fail("the answer's header length runs past its body");
-  auto header =
-      nlohmann::json::parse(encoded.body.begin(), encoded.body.begin() + static_cast<std::ptrdiff_t>(header_size),
-                            nullptr, /*allow_exceptions=*/false);
+  if (encoded.header_length && *encoded.header_length != encoded.json.size())
+    Fail("the answer's header length is not its JSON's");
+  if (!encoded.header_length && !encoded.binary.empty()) Fail("binary outputs without a header length");
+  auto header = nlohmann::json::parse(encoded.json, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) Fail("the answer's header is not a JSON object");
   if (!header.contains("outputs") || !header["outputs"].is_array()) Fail("the answer has no outputs list");
   return header;
@@ -91,12 +90,11 @@ nlohmann::json CheckedHeader(const EncodedResponse& encoded) {
 // The answer turned back into a request (its outputs become inputs), decoded, must give `expected`.
 void CheckRoundTrip(const EncodedResponse& encoded, const InferResponse& expected, bool bool_as_truth_value) {
   nlohmann::json header = CheckedHeader(encoded);
-  const std::size_t header_size = encoded.header_length.value_or(encoded.body.size());
   header["inputs"] = std::move(header["outputs"]);
   header.erase("outputs");
   std::string request = header.dump();
   const std::size_t request_header_size = request.size();
-  request.append(encoded.body, header_size);
+  for (std::string_view part : encoded.binary) request.append(part);
   OutputEncoding ignored;
   auto again = DecodeInferRequest(request, request_header_size, &ignored);
   if (!again.ok()) {
@@ -132,7 +130,9 @@ void RunRestFuzzBody(std::string_view bytes) {
   const EncodedResponse binary = EncodeInferResponse(response, all_binary);
   std::size_t data_bytes = 0;
   for (const auto& out : response.outputs) data_bytes += out.tensor.byte_size();
-  if (!response.outputs.empty() && (!binary.header_length || binary.body.size() - *binary.header_length != data_bytes))
+  std::size_t binary_bytes = 0;
+  for (std::string_view part : binary.binary) binary_bytes += part.size();
+  if (!response.outputs.empty() && (!binary.header_length || binary_bytes != data_bytes))
     Fail("the all-binary answer does not end with exactly the outputs' bytes");
   CheckRoundTrip(binary, response, /*bool_as_truth_value=*/false);
 

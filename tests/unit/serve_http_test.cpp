@@ -85,7 +85,7 @@ TEST(ServeRestCodec, JsonNumbersReadBackExactly) {
       {"i", Tensor::FromVector<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(), 7}).value()});
   response.outputs.push_back({"u", Tensor::FromVector<std::uint64_t>({1}, {~0ull}).value()});
   const auto encoded = http::EncodeInferResponse(response, {});
-  const auto parsed = nlohmann::json::parse(encoded.body);
+  const auto parsed = nlohmann::json::parse(encoded.json);
   const auto& f = parsed["outputs"][0]["data"];
   ASSERT_EQ(f.size(), 6u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(f[i].get<double>(), static_cast<double>(floats[i])) << i;
@@ -114,7 +114,7 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   response.outputs.push_back({"n", Tensor::FromVector<std::int64_t>({1}, {5}).value()});
   auto json_only = http::EncodeInferResponse(response, {});
   EXPECT_FALSE(json_only.header_length);
-  auto parsed = nlohmann::json::parse(json_only.body);
+  auto parsed = nlohmann::json::parse(json_only.json);
   EXPECT_EQ(parsed["outputs"][0]["data"], nlohmann::json({1.5, -2.0}));
   EXPECT_EQ(parsed["outputs"][1]["datatype"], "INT64");
   EXPECT_EQ(parsed["id"], "id7");
@@ -122,12 +122,14 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   binary.binary_outputs = {"y"};
   auto mixed = http::EncodeInferResponse(response, binary);
   ASSERT_TRUE(mixed.header_length);
-  auto header = nlohmann::json::parse(mixed.body.substr(0, *mixed.header_length));
+  EXPECT_EQ(*mixed.header_length, mixed.json.size());
+  auto header = nlohmann::json::parse(mixed.json);
   EXPECT_EQ(header["outputs"][0]["parameters"]["binary_data_size"], 8);
   EXPECT_FALSE(header["outputs"][0].contains("data"));
-  ASSERT_EQ(mixed.body.size(), *mixed.header_length + 8);
+  const std::string mixed_body = mixed.Joined();
+  ASSERT_EQ(mixed_body.size(), *mixed.header_length + 8);
   float values[2];
-  std::memcpy(values, mixed.body.data() + *mixed.header_length, 8);
+  std::memcpy(values, mixed_body.data() + *mixed.header_length, 8);
   EXPECT_EQ(values[0], 1.5f);
   EXPECT_EQ(values[1], -2.0f);
   // Every output binary takes the direct writer: the same header as the general encoder.
@@ -136,7 +138,7 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   all.all_binary = true;
   auto direct = http::EncodeInferResponse(response, all);
   ASSERT_TRUE(direct.header_length);
-  auto direct_header = nlohmann::json::parse(direct.body.substr(0, *direct.header_length));
+  auto direct_header = nlohmann::json::parse(direct.json);
   EXPECT_EQ(direct_header["id"], "a \"quoted\"\n id");
   EXPECT_EQ(direct_header["model_name"], "m");
   EXPECT_EQ(direct_header["model_version"], "1");
@@ -144,18 +146,13 @@ TEST(ServeRestCodec, ResponsesInJsonOrBinary) {
   EXPECT_EQ(direct_header["outputs"][0]["datatype"], "FP32");
   EXPECT_EQ(direct_header["outputs"][0]["shape"], nlohmann::json({2}));
   EXPECT_EQ(direct_header["outputs"][1]["parameters"]["binary_data_size"], 8);
-  EXPECT_EQ(direct.body.size(), *direct.header_length + 16);
-  EXPECT_EQ(direct.body.substr(*direct.header_length, 8), mixed.body.substr(*mixed.header_length, 8));
-  // Without copying (as the server writes answers): the JSON alone, then views of the tensors'
-  // bytes that add up to the same body.
-  auto views = http::EncodeInferResponse(response, all, /*copy_binary=*/false);
-  EXPECT_EQ(views.header_length, direct.header_length);
-  EXPECT_EQ(views.body, direct.body.substr(0, *direct.header_length));
-  ASSERT_EQ(views.binary.size(), 2u);
-  EXPECT_EQ(static_cast<const void*>(views.binary[0].data()), response.outputs[0].tensor.data());
-  std::string joined = views.body;
-  for (std::string_view part : views.binary) joined.append(part);
-  EXPECT_EQ(joined, direct.body);
+  const std::string direct_body = direct.Joined();
+  EXPECT_EQ(direct_body.size(), *direct.header_length + 16);
+  EXPECT_EQ(direct_body.substr(*direct.header_length, 8), mixed_body.substr(*mixed.header_length, 8));
+  // The binary outputs are not copied (the server writes them from the tensors): views, in order.
+  ASSERT_EQ(direct.binary.size(), 2u);
+  EXPECT_EQ(static_cast<const void*>(direct.binary[0].data()), response.outputs[0].tensor.data());
+  EXPECT_EQ(static_cast<const void*>(direct.binary[1].data()), response.outputs[1].tensor.data());
 }
 
 }  // namespace

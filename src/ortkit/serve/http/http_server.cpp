@@ -153,7 +153,7 @@ struct InferAnswer {
     }
     try {
       response = std::move(result).value();
-      encoded = EncodeInferResponse(response, encoding, /*copy_binary=*/false);
+      encoded = EncodeInferResponse(response, encoding);
     } catch (const std::exception& e) {
       error_message = std::string("internal error encoding the response: ") + e.what();
       error = MakeResponse(500, ErrorBody(error_message));
@@ -270,7 +270,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void WriteAnswer(const std::shared_ptr<InferAnswer>& answer) {
     if (closed_) return;
     const EncodedResponse& encoded = answer->encoded;
-    std::size_t length = encoded.body.size();
+    std::size_t length = encoded.json.size();
     for (std::string_view part : encoded.binary) length += part.size();
     const bool keep_alive = keep_alive_ && !server_.draining;
     head_.clear();
@@ -283,7 +283,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     }
     head_.append(keep_alive ? "" : "Connection: close\r\n");
     head_.append("Content-Length: ").append(std::to_string(length)).append("\r\n\r\n");
-    std::vector<asio::const_buffer> buffers{asio::buffer(head_), asio::buffer(encoded.body)};
+    std::vector<asio::const_buffer> buffers{asio::buffer(head_), asio::buffer(encoded.json)};
     for (std::string_view part : encoded.binary) buffers.push_back(asio::buffer(part.data(), part.size()));
     Sent(200, length, keep_alive);
     asio::async_write(socket_, buffers,

@@ -441,19 +441,24 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
   return request;
 }
 
-EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding, bool copy_binary) {
+std::string EncodedResponse::Joined() const {
+  std::string body = json;
+  for (std::string_view part : binary) body.append(part);
+  return body;
+}
+
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
   const auto as_binary = [&](const std::string& name) {
     return encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) !=
                                       encoding.binary_outputs.end();
   };
   // Written directly, without a JSON tree per request; keys in the order a JSON library sorts them.
   EncodedResponse encoded;
-  std::string& body = encoded.body;
+  std::string& body = encoded.json;
   std::size_t size = 160;
   for (const auto& out : response.outputs) {
     // A JSON number takes at most 26 characters (and the comma).
-    size += 120 + (as_binary(out.name) ? (copy_binary ? out.tensor.byte_size() : 0)
-                                       : 27 * static_cast<std::size_t>(out.tensor.element_count()));
+    size += 120 + (as_binary(out.name) ? 0 : 27 * static_cast<std::size_t>(out.tensor.element_count()));
   }
   body.reserve(size);
   body.append("{");
@@ -490,13 +495,8 @@ EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputE
   body.append("]}");
   if (!binary.empty()) {
     encoded.header_length = body.size();
-    for (const Tensor* t : binary) {
-      const std::string_view bytes(reinterpret_cast<const char*>(t->data()), t->byte_size());
-      if (copy_binary)
-        body.append(bytes);
-      else
-        encoded.binary.push_back(bytes);
-    }
+    for (const Tensor* t : binary)
+      encoded.binary.emplace_back(reinterpret_cast<const char*>(t->data()), t->byte_size());
   }
   return encoded;
 }

@@ -29,18 +29,18 @@ struct OutputEncoding {
 Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std::size_t> header_length,
                                         OutputEncoding* encoding);
 
+/// An infer answer's body: the JSON, then the binary outputs' bytes in order (the binary tensor
+/// data extension), which are views into the response's tensors: the response must outlive them.
 struct EncodedResponse {
-  std::string body;
-  std::optional<std::size_t> header_length;  ///< set when binary data follows the JSON
-  /// With `copy_binary` false: the binary outputs' bytes, in order, to send after `body` (views
-  /// into the response's tensors, which must outlive them).
+  std::string json;
+  std::optional<std::size_t> header_length;  ///< json.size(), set when binary data follows the JSON
   std::vector<std::string_view> binary;
+  /// The whole body in one string: the JSON, then the binary outputs.
+  std::string Joined() const;
 };
 
-/// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary. Binary outputs
-/// are appended to `body`, or with `copy_binary` false only listed in `binary`.
-EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding,
-                                    bool copy_binary = true);
+/// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary.
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding);
 
 /// {"name", "versions", "platform", "inputs": [{"name", "datatype", "shape"}], "outputs": [...]}
 nlohmann::json ModelMetadataToJson(const ModelMetadata& metadata);
