@@ -30,11 +30,11 @@ struct ServeFlags {
   int metrics_port = -1;  // -1: /metrics on the HTTP port
   std::size_t max_body_mb = 64;
   int http_max_connections = 1024;
-  bool http_workers = false;
+  bool http_workers = false;  // run batches on the core's workers, never on the HTTP I/O thread
   int http_busy_poll_us = 0;
   int grpc_busy_poll_us = 0;
-  int http_idle_timeout_s = 60;  // run batches on the core's workers, never on the HTTP I/O thread
-  std::string access_log;        // "-": stderr
+  int http_idle_timeout_s = 60;
+  std::string access_log;  // "-": stderr
   // Overrides of every model's configuration file (unset: the file's value).
   std::optional<int> instances;
   std::optional<int> intra_op_threads;

@@ -425,7 +425,6 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
   // A batch of one whole request is answered from the runtime's own outputs, without a copy: its
   // views share `results` until the answer is written, pinning no other request's bytes.
   const auto results = std::make_shared<std::vector<Ort::Value>>(std::move(outputs));
-  const bool view = !error && direct;
   std::int64_t row = 0;
   for (auto& s : slices) {
     PendingRequest& p = *s.payload;
@@ -448,7 +447,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
             shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
           }
           auto tensor =
-              view && shape == shapes[o] && outputs_[o].type != DataType::kString
+              direct && shape == shapes[o] && outputs_[o].type != DataType::kString
                   ? Tensor::View(outputs_[o].type, shape,
                                  std::shared_ptr<std::byte>(
                                      results, static_cast<std::byte*>((*results)[o].GetTensorMutableRawData())))
