@@ -2,7 +2,7 @@
 // the model or the socket is taken away, as the bound serve_bench.sh holds ortkit serve against.
 //
 // `clients` TCP connections over 127.0.0.1 (Nagle off), each a closed loop: send `request_bytes`,
-// wait for the answer, send again. The server thread polls them with epoll (never sleeping, as
+// wait for the answer, send again, all driven by one event loop as `ortkit perf` drives HTTP. The server thread polls them with epoll (never sleeping, as
 // `serve --http-busy-poll-us` does), reads the requests that have arrived, runs the model once on
 // a batch of that many rows (at most `max_batch`; Ort::Session::Run on inputs made beforehand, every
 // output), and sends each client its rows' output bytes. No protocol, no parsing, no queue. The
@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -224,33 +223,52 @@ int main(int argc, char** argv) {
     close(epoll);
   });
 
-  // The clients: closed loops on their own core, timed after a one-second warm-up.
+  // The clients: closed loops on their own core, one event loop over all connections as `ortkit perf`
+  // drives HTTP, timed after a one-second warm-up.
   std::atomic<bool> measuring{false}, stop{false};
-  std::mutex mutex;
   std::vector<double> latencies;
-  std::vector<std::thread> pool;
-  for (int c = 0; c < clients; ++c) {
-    pool.emplace_back([&] {
-      Pin(client_core);
-      const int fd = socket(AF_INET, SOCK_STREAM, 0);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+  std::thread load([&] {
+    Pin(client_core);
+    const int epoll = epoll_create1(0);
+    struct Connection {
+      int fd = -1;
+      std::size_t got = 0;  // bytes of the answer read
+      Clock::time_point sent;
+    };
+    std::vector<Connection> connections(static_cast<std::size_t>(clients));
+    std::vector<char> request(request_bytes, 'x'), reply(reply_bytes);
+    for (std::size_t c = 0; c < connections.size(); ++c) {
+      Connection& connection = connections[c];
+      connection.fd = socket(AF_INET, SOCK_STREAM, 0);
+      if (connect(connection.fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
         std::perror("run_echo: connect");
         std::exit(1);
       }
-      NoDelay(fd);
-      std::vector<char> request(request_bytes, 'x'), reply(reply_bytes);
-      std::vector<double> mine;
-      while (!stop.load(std::memory_order_relaxed)) {
-        const auto start = Clock::now();
-        if (!WriteAll(fd, request.data(), request_bytes) || !ReadAll(fd, reply.data(), reply_bytes)) break;
+      NoDelay(connection.fd);
+      epoll_event event{};
+      event.events = EPOLLIN;
+      event.data.u64 = c;
+      epoll_ctl(epoll, EPOLL_CTL_ADD, connection.fd, &event);
+      connection.sent = Clock::now();
+      WriteAll(connection.fd, request.data(), request_bytes);
+    }
+    std::vector<epoll_event> events(connections.size());
+    while (!stop.load(std::memory_order_relaxed)) {
+      const int n = epoll_wait(epoll, events.data(), clients, 100);
+      for (int i = 0; i < n; ++i) {
+        Connection& connection = connections[events[static_cast<std::size_t>(i)].data.u64];
+        const ssize_t r = recv(connection.fd, reply.data(), reply_bytes - connection.got, MSG_DONTWAIT);
+        if (r <= 0 || (connection.got += static_cast<std::size_t>(r)) < reply_bytes) continue;
+        connection.got = 0;
         if (measuring.load(std::memory_order_relaxed))
-          mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+          latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - connection.sent).count());
+        connection.sent = Clock::now();
+        WriteAll(connection.fd, request.data(), request_bytes);
       }
-      close(fd);
-      std::lock_guard lock(mutex);
-      latencies.insert(latencies.end(), mine.begin(), mine.end());
-    });
-  }
+    }
+    for (auto& connection : connections) close(connection.fd);
+    close(epoll);
+  });
   std::this_thread::sleep_for(std::chrono::seconds(1));
   measuring = true;
   const auto began = Clock::now();
@@ -258,7 +276,7 @@ int main(int argc, char** argv) {
   measuring = false;
   const double window = std::chrono::duration<double>(Clock::now() - began).count();
   stop = true;
-  for (auto& t : pool) t.join();
+  load.join();
   server.join();
   close(listener);
 

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -559,6 +561,118 @@ TEST(PerfHttpClient, MalformedAnswersAndLeftoverBytesAreErrors) {
   EXPECT_TRUE(client->Infer(*request).ok());
 }
 
+std::unique_ptr<InferLoop> HttpLoopFor(int port, std::size_t connections, int timeout_ms = 2000) {
+  ClientOptions options;
+  options.url = "127.0.0.1:" + std::to_string(port);
+  options.model = "m";
+  options.timeout_ms = timeout_ms;
+  return std::move(CreateHttpLoop(options, connections)).value();
+}
+
+// Waits (up to 5 s) until every exchange in flight on `loop` has been reported; returns the outcomes by connection.
+std::map<std::size_t, InferOutcome> Drain(InferLoop& loop) {
+  std::map<std::size_t, InferOutcome> outcomes;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (loop.in_flight() > 0 && std::chrono::steady_clock::now() < give_up)
+    loop.Wait(50, [&](std::size_t connection, const InferOutcome& outcome) { outcomes[connection] = outcome; });
+  return outcomes;
+}
+
+TEST(PerfHttpLoop, KeepsARequestInFlightOnEveryConnectionFromOneThread) {
+  // The server answers none until four requests are inside it at once: only concurrent connections get answers.
+  SeenRequests seen;
+  std::mutex mutex;
+  std::condition_variable all_in;
+  int inside = 0;
+  LoopbackHttpServer server([&](httplib::Server& s) {
+    s.Post("/v2/models/m/infer", [&](const httplib::Request& req, httplib::Response& res) {
+      seen.Record(req);
+      std::unique_lock lock(mutex);
+      ++inside;
+      all_in.notify_all();
+      const bool together = all_in.wait_for(lock, std::chrono::seconds(3), [&] { return inside >= 4; });
+      res.status = together ? 200 : 500;
+      res.set_content(R"({"outputs":[]})", "application/json");
+    });
+  });
+  auto loop = HttpLoopFor(server.port(), 4);
+  auto request = HttpClientFor(server.port(), "m")->Encode(TwoInputs(), {"y"});
+  for (std::size_t c = 0; c < 4; ++c) loop->Send(c, *request);
+  EXPECT_EQ(loop->in_flight(), 4u);
+  auto outcomes = Drain(*loop);
+  ASSERT_EQ(outcomes.size(), 4u);
+  for (const auto& [connection, outcome] : outcomes) EXPECT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
+  EXPECT_EQ(seen.Connections(), 4u);
+  // Kept alive: a second round reuses the four connections.
+  for (std::size_t c = 0; c < 4; ++c) loop->Send(c, *request);
+  outcomes = Drain(*loop);
+  for (const auto& [connection, outcome] : outcomes) EXPECT_TRUE(outcome.ok()) << outcome.error;
+  EXPECT_EQ(seen.Connections(), 4u);
+  std::lock_guard lock(seen.mutex);
+  EXPECT_EQ(seen.inference_header_lengths.size(), 8u);
+  EXPECT_EQ(seen.content_types[0], "application/octet-stream");
+}
+
+TEST(PerfHttpLoop, FailsTimesOutAndResendsAsTheBlockingClientDoes) {
+  SilentListener silent;
+  int refused = 0;
+  {
+    SilentListener probe;
+    refused = probe.port();
+  }
+  auto request = HttpClientFor(silent.port(), "m")->Encode(TwoInputs(), {"y"});
+
+  auto slow = HttpLoopFor(silent.port(), 1, /*timeout_ms=*/200);
+  const auto start = std::chrono::steady_clock::now();
+  slow->Send(0, *request);
+  const auto timed_out = Drain(*slow);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(190));
+  ASSERT_EQ(timed_out.size(), 1u);
+  EXPECT_EQ(timed_out.at(0).error, "timed out");
+
+  auto nobody = HttpLoopFor(refused, 1);
+  nobody->Send(0, *request);
+  const auto failed = Drain(*nobody);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed.at(0).error, "connection failed");
+  EXPECT_NE(failed.at(0).detail.find("refused"), std::string::npos) << failed.at(0).detail;
+
+  ScriptedPeer peer([](int index) -> ScriptedPeer::Reply {
+    if (index == 1) return {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"outp", true};
+    if (index == 2) return {"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 22\r\n\r\n{\"error\":\"queue full\"}"};
+    return {kOkAnswer};
+  });
+  auto loop = HttpLoopFor(peer.port(), 1);
+  std::vector<InferOutcome> seen;
+  for (int i = 0; i < 4; ++i) {
+    loop->Send(0, *request);
+    seen.push_back(Drain(*loop).at(0));
+  }
+  EXPECT_TRUE(seen[0].ok());
+  EXPECT_EQ(seen[1].error, "read failed");  // never resent once part of the answer arrived
+  EXPECT_NE(seen[1].detail.find("unfinished answer"), std::string::npos) << seen[1].detail;
+  EXPECT_EQ(seen[2].error, "HTTP 503");
+  EXPECT_EQ(seen[2].detail, "queue full");
+  EXPECT_TRUE(seen[3].ok()) << seen[3].error;
+  EXPECT_EQ(peer.requests(), 4);
+
+  SeenRequests closing_seen;
+  LoopbackHttpServer closing([&](httplib::Server& s) {
+    ServeV2(s, closing_seen);
+    s.set_keep_alive_timeout(1);  // seconds; the server closes without a word, as at an idle timeout
+  });
+  auto idle = HttpLoopFor(closing.port(), 1);
+  idle->Send(0, *request);
+  ASSERT_TRUE(Drain(*idle).at(0).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  idle->Send(0, *request);
+  const InferOutcome resent = Drain(*idle).at(0);
+  EXPECT_TRUE(resent.ok()) << resent.error << ": " << resent.detail;
+  std::lock_guard lock(closing_seen.mutex);
+  ASSERT_EQ(closing_seen.client_ports.size(), 2u);
+  EXPECT_NE(closing_seen.client_ports[0], closing_seen.client_ports[1]);
+}
+
 // A v2 endpoint on a loopback port that answers every third infer with 503 and counts batches of 4.
 class FakeV2Server {
  public:
@@ -603,7 +717,10 @@ RequestSet TwoLengths(InferClient& client) {
   return set;
 }
 
-TEST(PerfLoad, ClosedLoopCountsSuccessesErrorsAndBatchSize) {
+// Closed loops from a thread per connection (InferClient) and from event loops (InferLoop) count alike.
+class PerfClosedLoop : public testing::TestWithParam<bool> {};
+
+TEST_P(PerfClosedLoop, CountsSuccessesErrorsAndBatchSize) {
   FakeV2Server server;
   ClientOptions client_options;
   client_options.url = "127.0.0.1:" + std::to_string(server.port());
@@ -617,10 +734,12 @@ TEST(PerfLoad, ClosedLoopCountsSuccessesErrorsAndBatchSize) {
   options.warmup_s = 0.1;
   options.model = "m";
   options.metrics_url = "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics";
+  LoopFactory loops;
+  if (GetParam()) loops = [&](std::size_t connections) { return CreateHttpLoop(client_options, connections); };
   int callbacks = 0;
   auto steps = RunLoad(
       options, [&] { return CreateClient(client_options); }, TwoLengths(**client),
-      [&](const StepResult&) { ++callbacks; });
+      [&](const StepResult&) { ++callbacks; }, loops);
   ASSERT_TRUE(steps.ok()) << steps.error().message;
   ASSERT_EQ(steps->size(), 2u);
   EXPECT_EQ(callbacks, 2);
@@ -639,6 +758,11 @@ TEST(PerfLoad, ClosedLoopCountsSuccessesErrorsAndBatchSize) {
   }
   EXPECT_EQ((*steps)[1].concurrency, 4);
 }
+
+INSTANTIATE_TEST_SUITE_P(ThreadsAndEventLoops, PerfClosedLoop, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "EventLoops" : "ThreadPerConnection";
+                         });
 
 TEST(PerfLoad, OpenLoopKeepsTheRate) {
   FakeV2Server server;

@@ -268,6 +268,10 @@ int Perf(const PerfFlags& flags) {
             .c_str());
   }
   const perf::ClientFactory factory = [&client_options] { return perf::CreateClient(client_options); };
+  perf::LoopFactory loops;
+  if (client_options.protocol == perf::Protocol::kHttp) {
+    loops = [&client_options](std::size_t connections) { return perf::CreateHttpLoop(client_options, connections); };
+  }
   auto steps = perf::RunLoad(*load, factory, *requests, [&](const perf::StepResult& step) {
     if (format != Format::kText) return;
     std::fprintf(stderr, "%s\n",
@@ -275,7 +279,7 @@ int Perf(const PerfFlags& flags) {
                      .Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step),
                                       step.throughput, Ms(step.latency.p99), ErrorsText(step)))
                      .c_str());
-  });
+  }, loops);
   if (!steps.ok()) return Fail(steps.error().message, format);
 
   std::string metrics_note;

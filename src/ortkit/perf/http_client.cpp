@@ -8,16 +8,19 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 #include <vector>
@@ -93,30 +96,133 @@ struct HttpAnswer {
 
 HttpAnswer Failure(std::string error, std::string detail) { return {std::move(error), std::move(detail), 0, {}}; }
 
+/// What a step of a non-blocking exchange came to.
+enum class Step { kDone, kWouldBlock, kFailed };
+
 /// One keep-alive HTTP/1.1 connection, opened on the first exchange and reopened after the server closed it.
-/// Sends one request at a time (never pipelines). Used by one thread at a time; neither copyable nor movable.
+/// Sends one request at a time (never pipelines). Blocking (Exchange: the socket's timeouts bound each call) or
+/// not (Begin, then Write and Read as the socket becomes ready: HttpInferLoop). Used by one thread at a time;
+/// neither copyable nor movable.
 class HttpConnection {
  public:
-  HttpConnection(Endpoint endpoint, int timeout_ms) : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms) {}
+  HttpConnection(Endpoint endpoint, int timeout_ms, bool blocking = true)
+      : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms), blocking_(blocking) {}
   ~HttpConnection() { Close(); }
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
   const Endpoint& endpoint() const { return endpoint_; }
+  int fd() const { return fd_; }
+  /// Counts the sockets opened: a new count is a new socket even where the kernel reused the descriptor's number.
+  std::uint64_t sockets_opened() const { return sockets_opened_; }
 
   /// Sends `request` and reads its answer. A kept-alive connection that turns out closed by the server before
   /// any byte of the answer arrived (its idle timeout) is reopened and the request sent once more; once part of
   /// an answer has arrived nothing is resent. Never throws.
   HttpAnswer Exchange(const HttpRequest& request) {
-    FormatHead(request);
     const bool reused = fd_ >= 0;
-    bool closed_before_answer = false;
-    HttpAnswer answer = ExchangeOnce(request.body, closed_before_answer);
-    if (reused && closed_before_answer) answer = ExchangeOnce(request.body, closed_before_answer);
+    HttpAnswer answer = ExchangeOnce(request);
+    if (reused && closed_before_answer_) answer = ExchangeOnce(request);
     return answer;
   }
 
+  /// Starts an exchange: connects when closed (a connect bounded by the timeout, even when not blocking), then
+  /// writes what the socket takes. kDone: all sent, Read next; kWouldBlock: call Write when writable; kFailed:
+  /// TakeAnswer says why. `request`'s bytes must outlive the exchange.
+  Step Begin(const HttpRequest& request) {
+    FormatHead(request);
+    parts_[0] = {head_.data(), head_.size()};
+    parts_[1] = {const_cast<char*>(request.body.data()), request.body.size()};
+    next_part_ = 0;
+    part_count_ = request.body.empty() ? 1 : 2;
+    answer_ = {};
+    closed_before_answer_ = false;
+    parser_.emplace();
+    parser_->eager(true);
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(kBodyLimit);
+    begin_ = end_ = received_ = 0;
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+    if (fd_ < 0) {
+      answer_ = Connect();
+      if (!answer_.ok()) return Step::kFailed;
+    }
+    return Write();
+  }
+
+  /// Head and body in one gathered write; more calls only when the kernel took part of them.
+  Step Write() {
+    while (next_part_ < part_count_) {
+      msghdr message{};
+      message.msg_iov = parts_ + next_part_;
+      message.msg_iovlen = part_count_ - next_part_;
+      const ssize_t sent = sendmsg(fd_, &message, MSG_NOSIGNAL);
+      if (sent < 0) {
+        const int error = errno;
+        if (error == EINTR) continue;
+        if (IsTimeout(error)) {
+          if (!blocking_) return Step::kWouldBlock;
+          return Fail(Failure("timed out", fmt::format("sending took over {} ms", timeout_ms_)));
+        }
+        closed_before_answer_ = IsClosedByPeer(error);
+        return Fail(Failure("write failed", ErrnoText(error)));
+      }
+      for (auto left = static_cast<std::size_t>(sent); left > 0 && next_part_ < part_count_;) {
+        iovec& part = parts_[next_part_];
+        const std::size_t taken = std::min(left, part.iov_len);
+        part.iov_base = static_cast<char*>(part.iov_base) + taken;
+        part.iov_len -= taken;
+        left -= taken;
+        if (part.iov_len == 0) ++next_part_;
+      }
+    }
+    return Step::kDone;
+  }
+
+  /// Reads and parses until the answer is complete (kDone), the socket has nothing more for now (kWouldBlock;
+  /// when blocking, its receive timeout expired) or the exchange failed (kFailed). Never throws.
+  Step Read() {
+    try {
+      return ReadAnswer();
+    } catch (const std::exception& e) {  // the parser's allocations: a body the size the server claimed
+      return Fail(Failure("read failed", e.what()));
+    }
+  }
+
+  /// The finished exchange's answer or failure; the connection is closed after a failure.
+  HttpAnswer TakeAnswer() { return std::move(answer_); }
+  /// Whether the exchange failed because the server had closed the connection before any byte of the answer.
+  bool closed_before_answer() const { return closed_before_answer_; }
+  /// Whether the exchange in flight is past its timeout.
+  bool Overdue(std::chrono::steady_clock::time_point now) const { return timeout_ms_ > 0 && now > deadline_; }
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  /// Ends the exchange in flight as timed out and closes the connection.
+  void TimeOut() {
+    answer_ = received_ > 0 ? Failure("timed out", fmt::format("the answer took over {} ms", timeout_ms_))
+                            : Failure("timed out", fmt::format("no answer within {} ms", timeout_ms_));
+    Close();
+  }
+
  private:
+  HttpAnswer ExchangeOnce(const HttpRequest& request) {
+    Step step = Begin(request);
+    if (step == Step::kDone) step = Read();
+    if (step == Step::kWouldBlock) TimeOut();  // blocking: a receive timed out
+    return TakeAnswer();
+  }
+
+  Step Fail(HttpAnswer failure) {
+    answer_ = std::move(failure);
+    Close();
+    return Step::kFailed;
+  }
+
   void FormatHead(const HttpRequest& request) {
     head_.clear();
     auto out = std::back_inserter(head_);
@@ -126,23 +232,6 @@ class HttpConnection {
     if (request.inference_header_length > 0)
       fmt::format_to(out, "Inference-Header-Content-Length: {}\r\n", request.inference_header_length);
     head_ += "\r\n";
-  }
-
-  HttpAnswer ExchangeOnce(std::string_view body, bool& closed_before_answer) {
-    closed_before_answer = false;
-    if (fd_ < 0) {
-      HttpAnswer connected = Connect();
-      if (!connected.ok()) return connected;
-    }
-    HttpAnswer answer;
-    try {
-      answer = Send(body, closed_before_answer);
-      if (answer.ok()) answer = Receive(closed_before_answer);
-    } catch (const std::exception& e) {  // the parser's allocations: a body the size the server claimed
-      answer = Failure("read failed", e.what());
-    }
-    if (!answer.ok()) Close();
-    return answer;
   }
 
   HttpAnswer Connect() {
@@ -157,12 +246,16 @@ class HttpConnection {
     std::string why;
     for (const addrinfo* address = found; address != nullptr; address = address->ai_next) {
       fd_ = ConnectTo(*address, why);
-      if (fd_ >= 0) return {};
+      if (fd_ >= 0) {
+        ++sockets_opened_;
+        return {};
+      }
     }
     return Failure("connection failed", fmt::format("connect to {}: {}", endpoint_.host_header, why));
   }
 
-  // A non-blocking connect bounded by the timeout, then a blocking socket whose sends and receives time out.
+  // A non-blocking connect bounded by the timeout, then a blocking socket whose sends and receives time out
+  // (or, for a non-blocking connection, the socket as it is).
   int ConnectTo(const addrinfo& address, std::string& why) const {
     const int fd = socket(address.ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, address.ai_protocol);
     if (fd < 0) {
@@ -182,7 +275,7 @@ class HttpConnection {
         error = errno;
     }
     if (error == 0) {
-      if (MakeBlockingWithTimeouts(fd)) return fd;
+      if (Configure(fd)) return fd;
       error = errno;
     }
     why = error == ETIMEDOUT ? fmt::format("not connected within {} ms", timeout_ms_) : ErrnoText(error);
@@ -190,119 +283,89 @@ class HttpConnection {
     return -1;
   }
 
-  // From here on sends and receives block for at most the timeout (then fail with EAGAIN) without a poll each.
-  // Nagle off: the rest of a partial write must not wait for the server's ACK.
-  bool MakeBlockingWithTimeouts(int fd) const {
+  // Nagle off: the rest of a partial write must not wait for the server's ACK. A blocking socket's sends and
+  // receives then block for at most the timeout (and fail with EAGAIN) without a poll each.
+  bool Configure(int fd) const {
     const int one = 1;
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) return false;
     if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) return false;
+    if (!blocking_) return true;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) return false;
     if (timeout_ms_ <= 0) return true;
     const timeval timeout{timeout_ms_ / 1000, static_cast<suseconds_t>(timeout_ms_ % 1000) * 1000};
     return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout)) == 0 &&
            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) == 0;
   }
 
-  // Head and body in one gathered write; more calls only when the kernel took part of them.
-  HttpAnswer Send(std::string_view body, bool& closed_before_answer) {
-    iovec parts[2] = {{head_.data(), head_.size()}, {const_cast<char*>(body.data()), body.size()}};
-    msghdr message{};
-    message.msg_iov = parts;
-    message.msg_iovlen = body.empty() ? 1 : 2;
-    while (message.msg_iovlen > 0) {
-      const ssize_t sent = sendmsg(fd_, &message, MSG_NOSIGNAL);
-      if (sent < 0) {
-        const int error = errno;
-        if (error == EINTR) continue;
-        if (IsTimeout(error)) return Failure("timed out", fmt::format("sending took over {} ms", timeout_ms_));
-        closed_before_answer = IsClosedByPeer(error);
-        return Failure("write failed", ErrnoText(error));
-      }
-      for (auto left = static_cast<std::size_t>(sent); left > 0 && message.msg_iovlen > 0;) {
-        iovec& part = message.msg_iov[0];
-        const std::size_t taken = std::min(left, part.iov_len);
-        part.iov_base = static_cast<char*>(part.iov_base) + taken;
-        part.iov_len -= taken;
-        left -= taken;
-        if (part.iov_len == 0) {
-          ++message.msg_iov;
-          --message.msg_iovlen;
-        }
-      }
-    }
-    return {};
-  }
-
-  HttpAnswer Receive(bool& closed_before_answer) {
-    http::response_parser<http::string_body> parser;
-    parser.eager(true);
-    parser.header_limit(kHeaderLimit);
-    parser.body_limit(kBodyLimit);
+  Step ReadAnswer() {
+    auto& parser = *parser_;
     if (buffer_.empty()) buffer_.resize(kInitialBufferBytes);
-    std::size_t begin = 0, end = 0, received = 0;  // buffer_[begin, end) is read but not yet parsed
-    // SO_RCVTIMEO bounds each recv; this bounds a server that trickles its answer.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
     while (!parser.is_done()) {
-      if (timeout_ms_ > 0 && received > 0 && std::chrono::steady_clock::now() > deadline)
-        return Failure("timed out", fmt::format("the answer took over {} ms", timeout_ms_));
-      if (begin == end) begin = end = 0;
-      if (end == buffer_.size()) {
-        if (begin > 0) {
-          std::memmove(buffer_.data(), buffer_.data() + begin, end - begin);
-          end -= begin;
-          begin = 0;
+      // SO_RCVTIMEO bounds each blocking recv; this bounds a server that trickles its answer.
+      if (timeout_ms_ > 0 && received_ > 0 && std::chrono::steady_clock::now() > deadline_) {
+        TimeOut();
+        return Step::kFailed;
+      }
+      if (begin_ == end_) begin_ = end_ = 0;
+      if (end_ == buffer_.size()) {
+        if (begin_ > 0) {
+          std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+          end_ -= begin_;
+          begin_ = 0;
         } else if (buffer_.size() < kMaxPendingBytes) {
           buffer_.resize(buffer_.size() * 2);
         } else {
-          return Failure("malformed answer", fmt::format("a header or chunk line longer than {} bytes", end));
+          return Fail(Failure("malformed answer", fmt::format("a header or chunk line longer than {} bytes", end_)));
         }
       }
-      const std::size_t room = buffer_.size() - end;
-      const ssize_t got = recv(fd_, buffer_.data() + end, room, 0);
+      const std::size_t room = buffer_.size() - end_;
+      const ssize_t got = recv(fd_, buffer_.data() + end_, room, 0);
       if (got < 0) {
         const int error = errno;
         if (error == EINTR) continue;
-        if (IsTimeout(error)) return Failure("timed out", fmt::format("no answer within {} ms", timeout_ms_));
-        closed_before_answer = received == 0 && IsClosedByPeer(error);
-        return Failure("read failed", ErrnoText(error));
+        if (IsTimeout(error)) return Step::kWouldBlock;
+        closed_before_answer_ = received_ == 0 && IsClosedByPeer(error);
+        return Fail(Failure("read failed", ErrnoText(error)));
       }
-      if (got == 0) return FinishAtEof(parser, received, closed_before_answer);
-      end += static_cast<std::size_t>(got);
-      received += static_cast<std::size_t>(got);
+      if (got == 0) return FinishAtEof();
+      end_ += static_cast<std::size_t>(got);
+      received_ += static_cast<std::size_t>(got);
       if (static_cast<std::size_t>(got) == room && buffer_.size() < kGrowOnFullReadLimit)
         buffer_.resize(buffer_.size() * 2);  // a full read: a big answer is arriving, take more per recv
-      while (begin < end && !parser.is_done()) {
+      while (begin_ < end_ && !parser.is_done()) {
         boost::beast::error_code ec;
-        const std::size_t used = parser.put(boost::asio::buffer(buffer_.data() + begin, end - begin), ec);
-        begin += used;
+        const std::size_t used = parser.put(boost::asio::buffer(buffer_.data() + begin_, end_ - begin_), ec);
+        begin_ += used;
         if (ec == http::error::need_more) break;
-        if (ec) return Failure("malformed answer", ec.message());
+        if (ec) return Fail(Failure("malformed answer", ec.message()));
         if (used == 0) break;
       }
     }
-    if (begin != end) {
-      return Failure(
+    if (begin_ != end_) {
+      return Fail(Failure(
           "malformed answer",
-          fmt::format("{} bytes after the end of the answer (perf sends one request at a time)", end - begin));
+          fmt::format("{} bytes after the end of the answer (perf sends one request at a time)", end_ - begin_)));
     }
     if (!parser.keep_alive()) Close();
-    return Answer(parser);
+    answer_ = Answer(parser);
+    return Step::kDone;
   }
 
   // The server closed the connection: the end of an answer delimited by it, or a failure.
-  HttpAnswer FinishAtEof(http::response_parser<http::string_body>& parser, std::size_t received,
-                         bool& closed_before_answer) {
-    if (received == 0) {
-      closed_before_answer = true;
-      return Failure("read failed", "the server closed the connection without answering");
+  Step FinishAtEof() {
+    if (received_ == 0) {
+      closed_before_answer_ = true;
+      return Fail(Failure("read failed", "the server closed the connection without answering"));
     }
     boost::beast::error_code ec;
-    parser.put_eof(ec);
-    if (ec || !parser.is_done()) {
-      return Failure("read failed",
-                     fmt::format("the server closed the connection after {} bytes of an unfinished answer", received));
+    parser_->put_eof(ec);
+    if (ec || !parser_->is_done()) {
+      return Fail(Failure(
+          "read failed", fmt::format("the server closed the connection after {} bytes of an unfinished answer",
+                                     received_)));
     }
     Close();
-    return Answer(parser);
+    answer_ = Answer(*parser_);
+    return Step::kDone;
   }
 
   static HttpAnswer Answer(http::response_parser<http::string_body>& parser) {
@@ -312,17 +375,35 @@ class HttpConnection {
     return answer;
   }
 
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
   Endpoint endpoint_;
   int timeout_ms_;
+  bool blocking_;
   int fd_ = -1;
-  std::string head_;          // reused: the request line and headers of the exchange in flight
+  std::uint64_t sockets_opened_ = 0;
+  // The exchange in flight.
+  std::string head_;  // reused: the request line and headers
+  iovec parts_[2] = {};
+  std::size_t next_part_ = 0, part_count_ = 0;
+  std::optional<http::response_parser<http::string_body>> parser_;
   std::vector<char> buffer_;  // reused: bytes read from the socket
+  std::size_t begin_ = 0, end_ = 0, received_ = 0;  // buffer_[begin_, end_) is read but not yet parsed
+  std::chrono::steady_clock::time_point deadline_;
+  HttpAnswer answer_;
+  bool closed_before_answer_ = false;
 };
+
+/// The outcome of an infer answer: its status and, for an error status, the server's message.
+InferOutcome InferOutcomeOf(const HttpAnswer& answer) {
+  if (!answer.ok()) return {answer.error, answer.detail};
+  if (answer.status != 200) return {fmt::format("HTTP {}", answer.status), ErrorMessageOf(answer.body)};
+  return {};
+}
+
+HttpRequest InferRequestOf(const std::string& path, const EncodedRequest& request) {
+  const bool binary = request.header_length > 0;
+  return {"POST", path, request.body, binary ? "application/octet-stream" : "application/json",
+          request.header_length};
+}
 
 class HttpInferClient final : public InferClient {
  public:
@@ -366,13 +447,7 @@ class HttpInferClient final : public InferClient {
   }
 
   InferOutcome Infer(const EncodedRequest& request) override {
-    const bool binary = request.header_length > 0;
-    const HttpAnswer answer =
-        connection_.Exchange({"POST", infer_path_, request.body,
-                              binary ? "application/octet-stream" : "application/json", request.header_length});
-    if (!answer.ok()) return {answer.error, answer.detail};
-    if (answer.status != 200) return {fmt::format("HTTP {}", answer.status), ErrorMessageOf(answer.body)};
-    return {};
+    return InferOutcomeOf(connection_.Exchange(InferRequestOf(infer_path_, request)));
   }
 
  private:
@@ -381,6 +456,138 @@ class HttpInferClient final : public InferClient {
   ClientOptions options_;
   HttpConnection connection_;
   std::string infer_path_;
+};
+
+/// The exchanges of one load thread over many connections: each connection is non-blocking and watched by one
+/// epoll set, for writing while its request is not all sent and for reading while its answer comes in.
+class HttpInferLoop final : public InferLoop {
+ public:
+  HttpInferLoop(const std::string& base, const ClientOptions& options, std::size_t connections, int epoll)
+      : epoll_(epoll), infer_path_("/v2/models/" + options.model + "/infer"), slots_(connections) {
+    for (auto& slot : slots_) slot.connection = std::make_unique<HttpConnection>(SplitBase(base), options.timeout_ms, false);
+    events_.resize(connections);
+  }
+  ~HttpInferLoop() override { ::close(epoll_); }
+  HttpInferLoop(const HttpInferLoop&) = delete;
+  HttpInferLoop& operator=(const HttpInferLoop&) = delete;
+
+  void Send(std::size_t connection, const EncodedRequest& request) override {
+    Slot& slot = slots_.at(connection);
+    slot.request = InferRequestOf(infer_path_, request);
+    slot.reused = slot.connection->fd() >= 0;
+    slot.resent = false;
+    slot.writing = true;
+    slot.in_flight = true;
+    ++in_flight_;
+    Advance(connection, slot.connection->Begin(slot.request));
+  }
+
+  void Wait(int wait_ms, const std::function<void(std::size_t, const InferOutcome&)>& answered) override {
+    if (finished_.empty() && in_flight_ > 0) {
+      const int n = epoll_wait(epoll_, events_.data(), static_cast<int>(events_.size()), WaitMs(wait_ms));
+      for (int i = 0; i < n; ++i) {
+        const auto connection = static_cast<std::size_t>(events_[static_cast<std::size_t>(i)].data.u64);
+        Slot& slot = slots_[connection];
+        if (slot.in_flight)
+          Advance(connection, slot.writing ? slot.connection->Write() : slot.connection->Read());
+        else
+          slot.connection->Close();  // idle, yet readable: the server closed it (or sent what nobody asked for)
+      }
+      TimeOutOverdue();
+    }
+    std::vector<std::pair<std::size_t, InferOutcome>> finished;
+    finished.swap(finished_);  // `answered` may Send, which may finish at once
+    for (const auto& [connection, outcome] : finished) {
+      --in_flight_;
+      answered(connection, outcome);
+    }
+  }
+
+  std::size_t in_flight() const override { return in_flight_; }
+
+ private:
+  struct Slot {
+    std::unique_ptr<HttpConnection> connection;
+    HttpRequest request;
+    bool reused = false;     // the connection was open when the request started
+    bool resent = false;     // sent a second time after the server had closed the idle connection
+    bool writing = false;    // the request is not all sent yet
+    bool in_flight = false;  // started and not yet reported
+    std::uint64_t watched_socket = 0;  // the connection's socket in the epoll set (its sockets_opened), and for what
+    std::uint32_t watched_events = 0;
+  };
+
+  // Takes the exchange on from `step` until it has to wait for the socket, or finishes it.
+  void Advance(std::size_t connection, Step step) {
+    Slot& slot = slots_[connection];
+    for (;;) {
+      if (step == Step::kDone && slot.writing) {
+        slot.writing = false;
+        step = slot.connection->Read();
+        continue;
+      }
+      if (step == Step::kWouldBlock) {
+        Watch(slot, slot.writing ? EPOLLOUT : EPOLLIN);
+        return;
+      }
+      if (step == Step::kFailed && slot.reused && !slot.resent && slot.connection->closed_before_answer()) {
+        slot.resent = true;  // the server closed the kept-alive connection while idle: once more, on a new one
+        slot.writing = true;
+        step = slot.connection->Begin(slot.request);
+        continue;
+      }
+      Finish(connection, InferOutcomeOf(slot.connection->TakeAnswer()));
+      return;
+    }
+  }
+
+  void Finish(std::size_t connection, InferOutcome outcome) {
+    Slot& slot = slots_[connection];
+    slot.in_flight = false;
+    finished_.emplace_back(connection, std::move(outcome));
+  }
+
+  // Watches the slot's socket for `events`: added to the epoll set once per socket, modified when they change.
+  void Watch(Slot& slot, std::uint32_t events) {
+    const HttpConnection& connection = *slot.connection;
+    const bool added = slot.watched_socket == connection.sockets_opened();
+    if (added && events == slot.watched_events) return;
+    epoll_event event{};
+    event.events = events;
+    event.data.u64 = static_cast<std::uint64_t>(&slot - slots_.data());
+    if (epoll_ctl(epoll_, added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, connection.fd(), &event) == 0) {
+      slot.watched_socket = connection.sockets_opened();
+      slot.watched_events = events;
+    }
+  }
+
+  // No longer than `wait_ms`, nor past the earliest deadline of an exchange in flight.
+  int WaitMs(int wait_ms) const {
+    const auto now = std::chrono::steady_clock::now();
+    for (const auto& slot : slots_) {
+      if (!slot.in_flight) continue;
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(slot.connection->deadline() - now).count();
+      wait_ms = static_cast<int>(std::clamp<std::int64_t>(left, 0, wait_ms));
+    }
+    return wait_ms;
+  }
+
+  void TimeOutOverdue() {
+    const auto now = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Slot& slot = slots_[i];
+      if (!slot.in_flight || !slot.connection->Overdue(now)) continue;
+      slot.connection->TimeOut();
+      Finish(i, InferOutcomeOf(slot.connection->TakeAnswer()));
+    }
+  }
+
+  int epoll_;
+  std::string infer_path_;
+  std::vector<Slot> slots_;
+  std::vector<epoll_event> events_;
+  std::vector<std::pair<std::size_t, InferOutcome>> finished_;
+  std::size_t in_flight_ = 0;
 };
 
 }  // namespace
@@ -423,6 +630,13 @@ Result<std::string> HttpGetText(const std::string& url, int timeout_ms) {
 Result<std::unique_ptr<InferClient>> CreateHttpClient(const ClientOptions& options) {
   ORTKIT_ASSIGN_OR_RETURN(std::string base, NormalizeHttpBase(options.url));
   return std::unique_ptr<InferClient>(std::make_unique<HttpInferClient>(base, options));
+}
+
+Result<std::unique_ptr<InferLoop>> CreateHttpLoop(const ClientOptions& options, std::size_t connections) {
+  ORTKIT_ASSIGN_OR_RETURN(std::string base, NormalizeHttpBase(options.url));
+  const int epoll = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll < 0) return MakeError(ErrorKind::kInternal, fmt::format("epoll_create1: {}", ErrnoText(errno)));
+  return std::unique_ptr<InferLoop>(std::make_unique<HttpInferLoop>(base, options, connections, epoll));
 }
 
 }  // namespace ortkit::perf

@@ -1,6 +1,7 @@
 #pragma once
 // Transports for perf: one InferClient per load-generating thread, each holding one keep-alive
-// connection. A client is used by one thread at a time; create one per thread with a ClientFactory.
+// connection, or (HTTP) one InferLoop per thread holding many. A client or loop is used by one thread at a
+// time; create one per thread with a ClientFactory or LoopFactory.
 
 #include <functional>
 #include <memory>
@@ -47,10 +48,32 @@ class InferClient {
 
 using ClientFactory = std::function<Result<std::unique_ptr<InferClient>>()>;
 
+/// Many requests in flight from one thread, one per connection: a closed loop over several connections in
+/// one event loop. On a shared machine a thread per connection makes every answer wake its own thread, and the
+/// server's core pays for those wake-ups when both ends share one kernel; an event loop wakes once per burst.
+class InferLoop {
+ public:
+  virtual ~InferLoop() = default;
+
+  /// Starts `request` on idle connection `connection` (< the count the loop was made with); its outcome comes
+  /// out of a later Wait. `request` must outlive the exchange.
+  virtual void Send(std::size_t connection, const EncodedRequest& request) = 0;
+  /// Waits up to `wait_ms` for answers and calls `answered(connection, outcome)` for each exchange that
+  /// finished, which may Send again at once. Never throws.
+  virtual void Wait(int wait_ms, const std::function<void(std::size_t, const InferOutcome&)>& answered) = 0;
+  /// Exchanges started and not yet reported.
+  virtual std::size_t in_flight() const = 0;
+};
+
+/// Creates an InferLoop over `connections` connections.
+using LoopFactory = std::function<Result<std::unique_ptr<InferLoop>>(std::size_t connections)>;
+
 /// A client for `options.protocol`. Connects lazily (on the first call). Fails for a malformed URL.
 Result<std::unique_ptr<InferClient>> CreateClient(const ClientOptions& options);
 Result<std::unique_ptr<InferClient>> CreateHttpClient(const ClientOptions& options);
 Result<std::unique_ptr<InferClient>> CreateGrpcClient(const ClientOptions& options);
+/// HTTP's InferLoop: non-blocking keep-alive connections polled with epoll, opened on their first Send.
+Result<std::unique_ptr<InferLoop>> CreateHttpLoop(const ClientOptions& options, std::size_t connections);
 
 /// GET of a full http://host:port/path URL (metrics scrapes). Fails unless the status is 200.
 Result<std::string> HttpGetText(const std::string& url, int timeout_ms);

@@ -1,5 +1,7 @@
 #include "ortkit/perf/load_generator.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -62,11 +64,45 @@ const EncodedRequest& Pick(const RequestSet& requests, std::mt19937_64& rng) {
   return requests.by_length[static_cast<std::size_t>(length - requests.lengths.min)];
 }
 
-void Send(InferClient& client, const EncodedRequest& request, Clock::time_point start, ThreadLog& log) {
-  const InferOutcome outcome = client.Infer(request);
-  Record record{start, Clock::now(), -1, request.rows};
+void Log(const InferOutcome& outcome, Clock::time_point start, std::int64_t rows, ThreadLog& log) {
+  Record record{start, Clock::now(), -1, rows};
   if (!outcome.ok()) record.error = log.KindIndex(outcome.error, outcome.detail);
   log.records.push_back(record);
+}
+
+void Send(InferClient& client, const EncodedRequest& request, Clock::time_point start, ThreadLog& log) {
+  Log(client.Infer(request), start, request.rows, log);
+}
+
+// A closed loop over `connections` connections from this thread. Once `stop` is raised no request
+// starts, and the ones in flight are waited for, as a thread per connection waits for its last.
+void LoopClosed(InferLoop& loop, std::size_t connections, const RequestSet& requests, std::mt19937_64& rng,
+                const std::atomic<bool>& stop, ThreadLog& log) {
+  struct Sent {
+    Clock::time_point start;
+    std::int64_t rows = 1;
+  };
+  std::vector<Sent> sent(connections);
+  auto send = [&](std::size_t connection) {
+    const EncodedRequest& request = Pick(requests, rng);
+    sent[connection] = {Clock::now(), request.rows};
+    loop.Send(connection, request);
+  };
+  for (std::size_t c = 0; c < connections; ++c) send(c);
+  while (loop.in_flight() > 0) {
+    loop.Wait(10, [&](std::size_t connection, const InferOutcome& outcome) {
+      Log(outcome, sent[connection].start, sent[connection].rows, log);
+      if (!stop.load(std::memory_order_relaxed)) send(connection);
+    });
+  }
+}
+
+// The cores this process may run on (its affinity mask), at least one.
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 // Times (from the step's start) at which open-loop requests leave.
@@ -120,11 +156,12 @@ void Coordinate(const LoadOptions& options, Clock::time_point start, std::atomic
   stop.store(true);
 }
 
-StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, const RequestSet& requests,
-                   int concurrency, double rate, std::uint64_t step_seed) {
+StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, const LoopFactory& loops,
+                   const RequestSet& requests, int concurrency, double rate, std::uint64_t step_seed) {
   const bool open_loop = rate > 0;
+  const bool event_loops = !open_loop && loops;
   std::vector<double> schedule;
-  int threads = concurrency;
+  int threads = event_loops ? std::min(concurrency, UsableCores()) : concurrency;
   if (open_loop) {
     // The schedule runs a little past the window so that the window never sees the tail thin out.
     schedule = Schedule(rate, options.warmup_s + options.duration_s + 0.5, options.poisson, step_seed);
@@ -138,6 +175,16 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
   auto worker = [&](std::size_t index) {
     ThreadLog& log = logs[index];
     std::mt19937_64 rng(step_seed * 7919 + index);
+    if (event_loops) {  // thread `index` takes connections index, index + threads, ...
+      const auto share = static_cast<std::size_t>((concurrency - static_cast<int>(index) + threads - 1) / threads);
+      auto loop = loops(share);
+      if (!loop.ok()) {
+        log.failure = loop.error().message;
+        return;
+      }
+      LoopClosed(**loop, share, requests, rng, stop, log);
+      return;
+    }
     auto client = factory();
     if (!client.ok()) {
       log.failure = client.error().message;
@@ -182,7 +229,8 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
 
 Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory,
                                         const RequestSet& requests,
-                                        const std::function<void(const StepResult&)>& on_step) {
+                                        const std::function<void(const StepResult&)>& on_step,
+                                        const LoopFactory& loops) {
   if (requests.by_length.size() != requests.lengths.Values().size()) {
     return MakeError(ErrorKind::kInternal, "RunLoad: one encoded request per length is required");
   }
@@ -191,7 +239,7 @@ Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const Client
   std::vector<StepResult> steps;
   std::uint64_t step_seed = options.seed;
   auto run = [&](int concurrency, double rate) {
-    steps.push_back(RunStep(options, factory, requests, concurrency, rate, ++step_seed));
+    steps.push_back(RunStep(options, factory, loops, requests, concurrency, rate, ++step_seed));
     if (on_step) on_step(steps.back());
   };
   if (options.request_rates.empty()) {

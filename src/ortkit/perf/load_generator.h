@@ -1,6 +1,6 @@
 #pragma once
 // The load generator behind `ortkit perf`, in the style of perf_analyzer: steps of fixed
-// concurrency (closed loop: each of N threads sends its next request when the last one is
+// concurrency (closed loop: each of N connections sends its next request when the last one is
 // answered) or of fixed request rate (open loop: requests leave on a schedule, evenly spaced or
 // Poisson, whether or not earlier ones were answered). Requests are encoded before the timed
 // region; raw latencies are kept and summarised afterwards.
@@ -56,10 +56,13 @@ struct StepResult {
 };
 
 /// Runs every step in order with clients from `factory` (one per thread, created per step) and
-/// calls `on_step` after each. Fails only when no client can be created; failed requests are
-/// counted in the step, not returned as errors.
+/// calls `on_step` after each. With a `loops` factory, closed-loop steps run one event loop per
+/// core this process may use instead of a thread per connection, the concurrency split among them.
+/// Fails only when no client can be created; failed requests are counted in the step, not returned
+/// as errors.
 Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory,
                                         const RequestSet& requests,
-                                        const std::function<void(const StepResult&)>& on_step);
+                                        const std::function<void(const StepResult&)>& on_step,
+                                        const LoopFactory& loops = {});
 
 }  // namespace ortkit::perf
