@@ -96,6 +96,16 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
   }
   for (const auto& s : inputs_) input_names_.push_back(s.name.c_str());
   for (const auto& s : outputs_) output_names_.push_back(s.name.c_str());
+  std::map<std::string, std::size_t> symbols;  // symbol -> its index in symbol_uses_
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    for (std::size_t d = 0; d < inputs_[i].dims.size(); ++d) {
+      const DimSpec& dim = inputs_[i].dims[d];
+      if (dim.fixed() || dim.symbol.empty()) continue;
+      auto [it, added] = symbols.emplace(dim.symbol, symbol_uses_.size());
+      if (added) symbol_uses_.emplace_back();
+      symbol_uses_[it->second].push_back({i, d});
+    }
+  }
   metadata_.name = source_.name;
   for (const auto& s : inputs_) metadata_.inputs.push_back({s.name, s.type, ProtocolShape(s)});
   for (const auto& s : outputs_) metadata_.outputs.push_back({s.name, s.type, ProtocolShape(s)});
@@ -220,20 +230,21 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
     }
     p->inputs[index] = &in.tensor;
   }
-  std::map<std::string, std::pair<std::int64_t, std::string>> symbols;  // size and the input that set it
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     if (p->inputs[i] == nullptr) {
       return invalid(fmt::format("input '{}' ({} {}) is missing", inputs_[i].name, TypeName(inputs_[i].type),
                                  ShapeToString(ProtocolShape(inputs_[i]))));
     }
-    const auto& shape = p->inputs[i]->shape();
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      const std::string& symbol = inputs_[i].dims[d].symbol;
-      if (inputs_[i].dims[d].fixed() || symbol.empty()) continue;
-      auto [it, inserted] = symbols.emplace(symbol, std::make_pair(shape[d], inputs_[i].name));
-      if (!inserted && it->second.first != shape[d]) {
-        return invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'", symbol, it->second.first,
-                                   it->second.second, shape[d], inputs_[i].name));
+  }
+  for (const auto& uses : symbol_uses_) {  // every input is present and of the model's rank by now
+    const DimUse& first = uses.front();
+    const std::int64_t size = p->inputs[first.input]->shape()[first.axis];
+    for (const DimUse& use : uses) {
+      const std::int64_t other = p->inputs[use.input]->shape()[use.axis];
+      if (other != size) {
+        return invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'",
+                                   inputs_[first.input].dims[first.axis].symbol, size, inputs_[first.input].name,
+                                   other, inputs_[use.input].name));
       }
     }
   }
@@ -249,6 +260,7 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
       return invalid(
           fmt::format("input '{}' has no rows (shape {})", inputs_[0].name, ShapeToString(p->inputs[0]->shape())));
   }
+  p->wanted.reserve(request.outputs.empty() ? outputs_.size() : request.outputs.size());
   for (const auto& name : request.outputs) {
     auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const TensorSpec& s) { return s.name == name; });
     if (it == outputs_.end()) {
@@ -269,6 +281,7 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
                     "0 meaning the lowest",
                     request.priority, source_.name, levels));
   }
+  p->batch_inner.reserve(inputs_.size());
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const auto& shape = p->inputs[i]->shape();
     p->batch_inner.emplace_back(shape.begin() + (shape.empty() ? 0 : 1), shape.end());

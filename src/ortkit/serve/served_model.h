@@ -61,6 +61,10 @@ class ServedModel {
   std::vector<TensorSpec> outputs_;
   std::vector<const char*> input_names_;   // point into inputs_
   std::vector<const char*> output_names_;  // point into outputs_
+  struct DimUse {
+    std::size_t input, axis;
+  };
+  std::vector<std::vector<DimUse>> symbol_uses_;  // per symbolic dimension, where the inputs use it
   ModelMetadata metadata_;
   bool batchable_ = false;  // rows along axis 0 of every input and output
   bool bucketing_ = false;

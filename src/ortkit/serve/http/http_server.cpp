@@ -326,6 +326,16 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
 
   void OnHeader() {
     if (parser_->is_done()) return OnRequest();
+    // A small request's body arrives with its header: parsed here, it is handled at once rather than
+    // when a second read operation completes through the event loop.
+    const auto length = parser_->content_length();
+    if (length && buffer_.size() >= *length) {
+      parser_->eager(true);
+      error_code ec;
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+      if (ec && ec != bhttp::error::need_more) return OnReadError(ec);
+      if (parser_->is_done()) return OnRequest();
+    }
     if (bhttp::token_list(parser_->get()[bhttp::field::expect]).exists("100-continue")) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),

@@ -278,13 +278,15 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
   }
   // A request's tree lives in these buffers (the allocators spill to the heap beyond them): no
   // allocation per request for a header of a few hundred bytes.
+  // The stack buffer holds both parse stacks (the document's, 1 KiB to start, and the reader's) and
+  // the pool's own bookkeeping.
   alignas(16) char tree_buffer[8192];
-  alignas(16) char stack_buffer[1024];
+  alignas(16) char stack_buffer[4096];
   rapidjson::MemoryPoolAllocator<> tree_allocator(tree_buffer, sizeof tree_buffer);
   rapidjson::MemoryPoolAllocator<> stack_allocator(stack_buffer, sizeof stack_buffer);
   using Document =
       rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>>;
-  Document root(&tree_allocator, sizeof stack_buffer, &stack_allocator);
+  Document root(&tree_allocator, 1024, &stack_allocator);
   using Stream = rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream>;  // skips a BOM
   rapidjson::ParseResult parsed;
   std::string refused_number;
