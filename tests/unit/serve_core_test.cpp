@@ -162,6 +162,33 @@ TEST_F(ServeCore, AnAnswerOutlivesTheCoreThatComputedIt) {
   ExpectMaskedAnswer(request, answer);
 }
 
+// The value of `name`{model="m",...} in the core's metrics text.
+double MetricValue(const InferenceCore& core, const std::string& name) {
+  const std::string text = core.MetricsText();
+  const auto at = text.find("\n" + name + "{model=\"m\"");
+  if (at == std::string::npos) return -1;
+  const auto value = text.find("} ", at);
+  return std::stod(text.substr(value + 2));
+}
+
+TEST_F(ServeCore, AnswersOfABatchOfSeveralAreTheirOwnRowsAndOutliveTheCore) {
+  ModelConfig config;
+  config.batching.max_batch_size = 8;
+  config.batching.max_queue_delay_us = 300000;  // the four requests below (6 rows) wait to be batched
+  auto core = Start(kMasked, config);
+  const double executions = MetricValue(*core, "nv_inference_exec_count");
+  std::vector<InferRequest> requests;
+  for (int i = 0; i < 4; ++i) requests.push_back(MaskedRequest(1 + i % 2, 5, 20 + i));
+  std::vector<std::future<Result<InferResponse>>> pending;
+  for (const auto& r : requests) pending.push_back(core->Infer(Clone(r)));
+  std::vector<Result<InferResponse>> answers;
+  for (auto& p : pending) answers.push_back(p.get());
+  // An idle instance may take the first request alone; the others then wait for it and run as one batch.
+  EXPECT_LE(MetricValue(*core, "nv_inference_exec_count"), executions + 2);
+  core.reset();  // the answers hold their batch's outputs (rows at offsets in it), not the core
+  for (std::size_t i = 0; i < requests.size(); ++i) ExpectMaskedAnswer(requests[i], answers[i]);
+}
+
 TEST_F(ServeCore, ValidationErrorsNameTheInput) {
   auto core = Start(kMasked, ModelConfig{});
   InferRequest wrong_type = MaskedRequest(1, 4, 1);

@@ -38,6 +38,19 @@ struct PendingRequest {
 
 namespace {
 
+// The most output bytes a batch of several requests may hold for as long as the slowest of them
+// takes to read its answer (see RunBatch); bert-tiny's 64 rows of [8, 128] floats are 256 KiB.
+constexpr std::size_t kViewBatchBytes = std::size_t{1} << 20;
+
+// Where row `row` of `output` (shaped `shape`, rows along axis 0, of `type`) starts.
+std::byte* RowsOf(Ort::Value& output, const std::vector<std::int64_t>& shape, DataType type, std::int64_t row) {
+  auto* data = static_cast<std::byte*>(output.GetTensorMutableRawData());
+  if (row == 0) return data;
+  std::size_t row_bytes = FindDataType(type)->size;
+  for (std::size_t d = 1; d < shape.size(); ++d) row_bytes *= static_cast<std::size_t>(shape[d]);
+  return data + row_bytes * static_cast<std::size_t>(row);
+}
+
 std::int64_t MicrosSince(TimePoint start, TimePoint end) {
   return std::chrono::duration_cast<std::chrono::microseconds>(end - start).count();
 }
@@ -435,8 +448,19 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
       }
     }
   }
-  // A batch of one whole request is answered from the runtime's own outputs, without a copy: its
-  // views share `results` until the answer is written, pinning no other request's bytes.
+  // Requests taken whole are answered from the runtime's own outputs, without a copy: their views
+  // share `results` until the last answer is written. Always for a batch of one whole request (no
+  // other request's bytes are pinned); for a batch of several only while its outputs are small, so
+  // that a slow client pins at most kViewBatchBytes; larger batches copy each request's rows out.
+  bool views = direct;
+  if (!error && !direct && batchable_) {
+    std::size_t bytes = 0;
+    for (std::size_t o = 0; o < shapes.size() && bytes <= kViewBatchBytes; ++o) {
+      auto count = ElementCountOf(shapes[o]);
+      bytes += count.ok() ? static_cast<std::size_t>(*count) * FindDataType(outputs_[o].type)->size : kViewBatchBytes + 1;
+    }
+    views = bytes <= kViewBatchBytes;
+  }
   const auto results = std::make_shared<std::vector<Ort::Value>>(std::move(outputs));
   std::int64_t row = 0;
   for (auto& s : slices) {
@@ -453,18 +477,21 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
       std::lock_guard lock(p.mutex);
       if (p.answered) continue;
       if (p.outputs.empty()) {
+        const bool whole = s.row_begin == 0 && s.rows == p.rows;
         for (std::size_t o : p.wanted) {
           std::vector<std::int64_t> shape = shapes[o];
           if (batchable_) shape[0] = p.rows;
           if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
             shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
           }
+          // A view needs the request's rows to be one contiguous run of the output: not cut back to a length.
+          const bool view = views && whole && outputs_[o].type != DataType::kString &&
+                            std::equal(shape.begin() + (batchable_ ? 1 : 0), shape.end(),
+                                       shapes[o].begin() + (batchable_ ? 1 : 0), shapes[o].end());
           auto tensor =
-              direct && shape == shapes[o] && outputs_[o].type != DataType::kString
-                  ? Tensor::View(outputs_[o].type, shape,
-                                 std::shared_ptr<std::byte>(
-                                     results, static_cast<std::byte*>((*results)[o].GetTensorMutableRawData())))
-                  : Tensor::Allocate(outputs_[o].type, shape);
+              view ? Tensor::View(outputs_[o].type, shape,
+                                  std::shared_ptr<std::byte>(results, RowsOf((*results)[o], shapes[o], outputs_[o].type, at)))
+                   : Tensor::Allocate(outputs_[o].type, shape);
           if (!tensor.ok()) {
             copy_error = tensor.error();
             break;
@@ -477,7 +504,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
           const std::size_t o = p.wanted[k];
           Tensor& dst = p.outputs[k].tensor;
           const auto* src = static_cast<const std::byte*>((*results)[o].GetTensorRawData());
-          if (dst.data() == src) continue;  // a view of the output itself
+          if (dst.data() == RowsOf((*results)[o], shapes[o], outputs_[o].type, at)) continue;  // a view of this slice's rows
           if (batchable_) {
             CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
           } else {
