@@ -2,9 +2,9 @@
 // the model or the socket is taken away, as the bound serve_bench.sh holds ortkit serve against.
 //
 // `clients` TCP connections over 127.0.0.1 (Nagle off), each a closed loop: send `request_bytes`,
-// wait for the answer, send again, all driven by one event loop as `ortkit perf` drives HTTP. The server thread polls them with epoll (never sleeping, as
-// `serve --http-busy-poll-us` does), reads the requests that have arrived, runs the model once on
-// a batch of that many rows (at most `max_batch`; Ort::Session::Run on inputs made beforehand, every
+// wait for the answer, send again, all driven by one event loop as `ortkit perf` drives HTTP. The server thread polls
+// them with epoll (never sleeping, as `serve --http-busy-poll-us` does), reads the requests that have arrived, runs the
+// model once on a batch of that many rows (at most `max_batch`; Ort::Session::Run on inputs made beforehand, every
 // output), and sends each client its rows' output bytes. No protocol, no parsing, no queue. The
 // server is pinned to one core and the clients to another, as serve_bench.sh pins server and load
 // generator, so the Run shares its core with the sockets' work exactly as the server's does.

@@ -601,7 +601,8 @@ TEST(PerfHttpLoop, KeepsARequestInFlightOnEveryConnectionFromOneThread) {
   EXPECT_EQ(loop->in_flight(), 4u);
   auto outcomes = Drain(*loop);
   ASSERT_EQ(outcomes.size(), 4u);
-  for (const auto& [connection, outcome] : outcomes) EXPECT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
+  for (const auto& [connection, outcome] : outcomes)
+    EXPECT_TRUE(outcome.ok()) << outcome.error << ": " << outcome.detail;
   EXPECT_EQ(seen.Connections(), 4u);
   // Kept alive: a second round reuses the four connections.
   for (std::size_t c = 0; c < 4; ++c) loop->Send(c, *request);

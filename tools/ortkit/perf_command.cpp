@@ -272,14 +272,15 @@ int Perf(const PerfFlags& flags) {
   if (client_options.protocol == perf::Protocol::kHttp) {
     loops = [&client_options](std::size_t connections) { return perf::CreateHttpLoop(client_options, connections); };
   }
-  auto steps = perf::RunLoad(*load, factory, *requests, [&](const perf::StepResult& step) {
+  auto progress = [&](const perf::StepResult& step) {
     if (format != Format::kText) return;
     std::fprintf(stderr, "%s\n",
                  style
                      .Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step),
                                       step.throughput, Ms(step.latency.p99), ErrorsText(step)))
                      .c_str());
-  }, loops);
+  };
+  auto steps = perf::RunLoad(*load, factory, *requests, progress, loops);
   if (!steps.ok()) return Fail(steps.error().message, format);
 
   std::string metrics_note;

@@ -359,9 +359,9 @@ class HttpConnection {
     boost::beast::error_code ec;
     parser_->put_eof(ec);
     if (ec || !parser_->is_done()) {
-      return Fail(Failure(
-          "read failed", fmt::format("the server closed the connection after {} bytes of an unfinished answer",
-                                     received_)));
+      return Fail(
+          Failure("read failed",
+                  fmt::format("the server closed the connection after {} bytes of an unfinished answer", received_)));
     }
     Close();
     answer_ = Answer(*parser_);
@@ -385,7 +385,7 @@ class HttpConnection {
   iovec parts_[2] = {};
   std::size_t next_part_ = 0, part_count_ = 0;
   std::optional<http::response_parser<http::string_body>> parser_;
-  std::vector<char> buffer_;  // reused: bytes read from the socket
+  std::vector<char> buffer_;                        // reused: bytes read from the socket
   std::size_t begin_ = 0, end_ = 0, received_ = 0;  // buffer_[begin_, end_) is read but not yet parsed
   std::chrono::steady_clock::time_point deadline_;
   HttpAnswer answer_;
@@ -401,8 +401,7 @@ InferOutcome InferOutcomeOf(const HttpAnswer& answer) {
 
 HttpRequest InferRequestOf(const std::string& path, const EncodedRequest& request) {
   const bool binary = request.header_length > 0;
-  return {"POST", path, request.body, binary ? "application/octet-stream" : "application/json",
-          request.header_length};
+  return {"POST", path, request.body, binary ? "application/octet-stream" : "application/json", request.header_length};
 }
 
 class HttpInferClient final : public InferClient {
@@ -464,7 +463,8 @@ class HttpInferLoop final : public InferLoop {
  public:
   HttpInferLoop(const std::string& base, const ClientOptions& options, std::size_t connections, int epoll)
       : epoll_(epoll), infer_path_("/v2/models/" + options.model + "/infer"), slots_(connections) {
-    for (auto& slot : slots_) slot.connection = std::make_unique<HttpConnection>(SplitBase(base), options.timeout_ms, false);
+    for (auto& slot : slots_)
+      slot.connection = std::make_unique<HttpConnection>(SplitBase(base), options.timeout_ms, false);
     events_.resize(connections);
   }
   ~HttpInferLoop() override { ::close(epoll_); }
@@ -509,10 +509,10 @@ class HttpInferLoop final : public InferLoop {
   struct Slot {
     std::unique_ptr<HttpConnection> connection;
     HttpRequest request;
-    bool reused = false;     // the connection was open when the request started
-    bool resent = false;     // sent a second time after the server had closed the idle connection
-    bool writing = false;    // the request is not all sent yet
-    bool in_flight = false;  // started and not yet reported
+    bool reused = false;               // the connection was open when the request started
+    bool resent = false;               // sent a second time after the server had closed the idle connection
+    bool writing = false;              // the request is not all sent yet
+    bool in_flight = false;            // started and not yet reported
     std::uint64_t watched_socket = 0;  // the connection's socket in the epoll set (its sockets_opened), and for what
     std::uint32_t watched_events = 0;
   };

@@ -256,8 +256,8 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
       const std::int64_t other = p->inputs[use.input]->shape()[use.axis];
       if (other != size) {
         return invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'",
-                                   inputs_[first.input].dims[first.axis].symbol, size, inputs_[first.input].name,
-                                   other, inputs_[use.input].name));
+                                   inputs_[first.input].dims[first.axis].symbol, size, inputs_[first.input].name, other,
+                                   inputs_[use.input].name));
       }
     }
   }
@@ -457,7 +457,8 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
     std::size_t bytes = 0;
     for (std::size_t o = 0; o < shapes.size() && bytes <= kViewBatchBytes; ++o) {
       auto count = ElementCountOf(shapes[o]);
-      bytes += count.ok() ? static_cast<std::size_t>(*count) * FindDataType(outputs_[o].type)->size : kViewBatchBytes + 1;
+      bytes +=
+          count.ok() ? static_cast<std::size_t>(*count) * FindDataType(outputs_[o].type)->size : kViewBatchBytes + 1;
     }
     views = bytes <= kViewBatchBytes;
   }
@@ -488,10 +489,10 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
           const bool view = views && whole && outputs_[o].type != DataType::kString &&
                             std::equal(shape.begin() + (batchable_ ? 1 : 0), shape.end(),
                                        shapes[o].begin() + (batchable_ ? 1 : 0), shapes[o].end());
-          auto tensor =
-              view ? Tensor::View(outputs_[o].type, shape,
-                                  std::shared_ptr<std::byte>(results, RowsOf((*results)[o], shapes[o], outputs_[o].type, at)))
-                   : Tensor::Allocate(outputs_[o].type, shape);
+          auto tensor = view ? Tensor::View(outputs_[o].type, shape,
+                                            std::shared_ptr<std::byte>(
+                                                results, RowsOf((*results)[o], shapes[o], outputs_[o].type, at)))
+                             : Tensor::Allocate(outputs_[o].type, shape);
           if (!tensor.ok()) {
             copy_error = tensor.error();
             break;
@@ -504,7 +505,8 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
           const std::size_t o = p.wanted[k];
           Tensor& dst = p.outputs[k].tensor;
           const auto* src = static_cast<const std::byte*>((*results)[o].GetTensorRawData());
-          if (dst.data() == RowsOf((*results)[o], shapes[o], outputs_[o].type, at)) continue;  // a view of this slice's rows
+          if (dst.data() == RowsOf((*results)[o], shapes[o], outputs_[o].type, at))
+            continue;  // a view of this slice's rows
           if (batchable_) {
             CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
           } else {
