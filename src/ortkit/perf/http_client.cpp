@@ -101,7 +101,7 @@ enum class Step { kDone, kWouldBlock, kFailed };
 
 /// One keep-alive HTTP/1.1 connection, opened on the first exchange and reopened after the server closed it.
 /// Sends one request at a time (never pipelines). Blocking (Exchange: the socket's timeouts bound each call) or
-/// not (Begin, then Write and Read as the socket becomes ready: HttpInferLoop). Used by one thread at a time;
+/// not (Begin, then Progress whenever the socket is ready: HttpInferLoop). Used by one thread at a time;
 /// neither copyable nor movable.
 class HttpConnection {
  public:
@@ -120,16 +120,15 @@ class HttpConnection {
   /// any byte of the answer arrived (its idle timeout) is reopened and the request sent once more; once part of
   /// an answer has arrived nothing is resent. Never throws.
   HttpAnswer Exchange(const HttpRequest& request) {
-    const bool reused = fd_ >= 0;
     HttpAnswer answer = ExchangeOnce(request);
-    if (reused && closed_before_answer_) answer = ExchangeOnce(request);
+    if (Resendable()) answer = ExchangeOnce(request);
     return answer;
   }
 
   /// Starts an exchange: connects when closed (a connect bounded by the timeout, even when not blocking), then
-  /// writes what the socket takes. kDone: all sent, Read next; kWouldBlock: call Write when writable; kFailed:
-  /// TakeAnswer says why. `request`'s bytes must outlive the exchange.
+  /// goes as far as the socket allows (Progress). `request`'s bytes must outlive the exchange.
   Step Begin(const HttpRequest& request) {
+    reused_ = fd_ >= 0;
     FormatHead(request);
     parts_[0] = {head_.data(), head_.size()};
     parts_[1] = {const_cast<char*>(request.body.data()), request.body.size()};
@@ -147,10 +146,51 @@ class HttpConnection {
       answer_ = Connect();
       if (!answer_.ok()) return Step::kFailed;
     }
-    return Write();
+    return Progress();
   }
 
-  /// Head and body in one gathered write; more calls only when the kernel took part of them.
+  /// Sends what is left of the request, then reads its answer. kDone: the answer is complete; kWouldBlock: the
+  /// socket has to become writable (wants_write) or readable first (when blocking, a receive timed out);
+  /// kFailed: the exchange failed. Either way TakeAnswer says how it ended. Never throws.
+  Step Progress() {
+    if (wants_write()) {
+      const Step sent = Write();
+      if (sent != Step::kDone) return sent;
+    }
+    return Read();
+  }
+
+  /// Whether the request is not all sent yet.
+  bool wants_write() const { return next_part_ < part_count_; }
+  /// The finished exchange's answer or failure; the connection is closed after a failure.
+  HttpAnswer TakeAnswer() { return std::move(answer_); }
+  /// Whether the failed exchange may be sent once more, on a new connection: the server had closed this
+  /// kept-alive one (its idle timeout) before any byte of the answer. A resent exchange starts on a fresh
+  /// connection, so it is never resent twice.
+  bool Resendable() const { return reused_ && closed_before_answer_; }
+  /// Whether the exchange in flight is past its timeout.
+  bool Overdue(std::chrono::steady_clock::time_point now) const { return timeout_ms_ > 0 && now > deadline_; }
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  /// Ends the exchange in flight as timed out and closes the connection.
+  void TimeOut() {
+    answer_ = received_ > 0 ? Failure("timed out", fmt::format("the answer took over {} ms", timeout_ms_))
+                            : Failure("timed out", fmt::format("no answer within {} ms", timeout_ms_));
+    Close();
+  }
+
+ private:
+  HttpAnswer ExchangeOnce(const HttpRequest& request) {
+    if (Begin(request) == Step::kWouldBlock) TimeOut();  // blocking: a receive timed out
+    return TakeAnswer();
+  }
+
+  // Head and body in one gathered write; more calls only when the kernel took part of them.
   Step Write() {
     while (next_part_ < part_count_) {
       msghdr message{};
@@ -179,42 +219,13 @@ class HttpConnection {
     return Step::kDone;
   }
 
-  /// Reads and parses until the answer is complete (kDone), the socket has nothing more for now (kWouldBlock;
-  /// when blocking, its receive timeout expired) or the exchange failed (kFailed). Never throws.
+  // Reads and parses until the answer is complete, the socket has nothing more for now or the exchange failed.
   Step Read() {
     try {
       return ReadAnswer();
     } catch (const std::exception& e) {  // the parser's allocations: a body the size the server claimed
       return Fail(Failure("read failed", e.what()));
     }
-  }
-
-  /// The finished exchange's answer or failure; the connection is closed after a failure.
-  HttpAnswer TakeAnswer() { return std::move(answer_); }
-  /// Whether the exchange failed because the server had closed the connection before any byte of the answer.
-  bool closed_before_answer() const { return closed_before_answer_; }
-  /// Whether the exchange in flight is past its timeout.
-  bool Overdue(std::chrono::steady_clock::time_point now) const { return timeout_ms_ > 0 && now > deadline_; }
-  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
-
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  /// Ends the exchange in flight as timed out and closes the connection.
-  void TimeOut() {
-    answer_ = received_ > 0 ? Failure("timed out", fmt::format("the answer took over {} ms", timeout_ms_))
-                            : Failure("timed out", fmt::format("no answer within {} ms", timeout_ms_));
-    Close();
-  }
-
- private:
-  HttpAnswer ExchangeOnce(const HttpRequest& request) {
-    Step step = Begin(request);
-    if (step == Step::kDone) step = Read();
-    if (step == Step::kWouldBlock) TimeOut();  // blocking: a receive timed out
-    return TakeAnswer();
   }
 
   Step Fail(HttpAnswer failure) {
@@ -389,6 +400,7 @@ class HttpConnection {
   std::size_t begin_ = 0, end_ = 0, received_ = 0;  // buffer_[begin_, end_) is read but not yet parsed
   std::chrono::steady_clock::time_point deadline_;
   HttpAnswer answer_;
+  bool reused_ = false;  // the connection was open when the exchange began
   bool closed_before_answer_ = false;
 };
 
@@ -474,9 +486,6 @@ class HttpInferLoop final : public InferLoop {
   void Send(std::size_t connection, const EncodedRequest& request) override {
     Slot& slot = slots_.at(connection);
     slot.request = InferRequestOf(infer_path_, request);
-    slot.reused = slot.connection->fd() >= 0;
-    slot.resent = false;
-    slot.writing = true;
     slot.in_flight = true;
     ++in_flight_;
     Advance(connection, slot.connection->Begin(slot.request));
@@ -489,7 +498,7 @@ class HttpInferLoop final : public InferLoop {
         const auto connection = static_cast<std::size_t>(events_[static_cast<std::size_t>(i)].data.u64);
         Slot& slot = slots_[connection];
         if (slot.in_flight)
-          Advance(connection, slot.writing ? slot.connection->Write() : slot.connection->Read());
+          Advance(connection, slot.connection->Progress());
         else
           slot.connection->Close();  // idle, yet readable: the server closed it (or sent what nobody asked for)
       }
@@ -509,36 +518,18 @@ class HttpInferLoop final : public InferLoop {
   struct Slot {
     std::unique_ptr<HttpConnection> connection;
     HttpRequest request;
-    bool reused = false;               // the connection was open when the request started
-    bool resent = false;               // sent a second time after the server had closed the idle connection
-    bool writing = false;              // the request is not all sent yet
     bool in_flight = false;            // started and not yet reported
     std::uint64_t watched_socket = 0;  // the connection's socket in the epoll set (its sockets_opened), and for what
     std::uint32_t watched_events = 0;
   };
 
-  // Takes the exchange on from `step` until it has to wait for the socket, or finishes it.
+  // Takes the exchange on from `step`: waits for its socket, sends it once more (Resendable), or finishes it.
   void Advance(std::size_t connection, Step step) {
     Slot& slot = slots_[connection];
-    for (;;) {
-      if (step == Step::kDone && slot.writing) {
-        slot.writing = false;
-        step = slot.connection->Read();
-        continue;
-      }
-      if (step == Step::kWouldBlock) {
-        Watch(slot, slot.writing ? EPOLLOUT : EPOLLIN);
-        return;
-      }
-      if (step == Step::kFailed && slot.reused && !slot.resent && slot.connection->closed_before_answer()) {
-        slot.resent = true;  // the server closed the kept-alive connection while idle: once more, on a new one
-        slot.writing = true;
-        step = slot.connection->Begin(slot.request);
-        continue;
-      }
-      Finish(connection, InferOutcomeOf(slot.connection->TakeAnswer()));
-      return;
-    }
+    HttpConnection& exchange = *slot.connection;
+    if (step == Step::kFailed && exchange.Resendable()) step = exchange.Begin(slot.request);
+    if (step == Step::kWouldBlock) return Watch(slot, exchange.wants_write() ? EPOLLOUT : EPOLLIN);
+    Finish(connection, InferOutcomeOf(exchange.TakeAnswer()));
   }
 
   void Finish(std::size_t connection, InferOutcome outcome) {

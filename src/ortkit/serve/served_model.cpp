@@ -45,7 +45,6 @@ constexpr std::size_t kViewBatchBytes = std::size_t{1} << 20;
 // Where row `row` of `output` (shaped `shape`, rows along axis 0, of `type`) starts.
 std::byte* RowsOf(Ort::Value& output, const std::vector<std::int64_t>& shape, DataType type, std::int64_t row) {
   auto* data = static_cast<std::byte*>(output.GetTensorMutableRawData());
-  if (row == 0) return data;
   std::size_t row_bytes = FindDataType(type)->size;
   for (std::size_t d = 1; d < shape.size(); ++d) row_bytes *= static_cast<std::size_t>(shape[d]);
   return data + row_bytes * static_cast<std::size_t>(row);
@@ -504,9 +503,8 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
         for (std::size_t k = 0; k < p.wanted.size(); ++k) {
           const std::size_t o = p.wanted[k];
           Tensor& dst = p.outputs[k].tensor;
+          if (dst.is_view()) continue;  // made above, of this slice's rows: a view is only of a whole request
           const auto* src = static_cast<const std::byte*>((*results)[o].GetTensorRawData());
-          if (dst.data() == RowsOf((*results)[o], shapes[o], outputs_[o].type, at))
-            continue;  // a view of this slice's rows
           if (batchable_) {
             CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
           } else {

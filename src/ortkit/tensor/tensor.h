@@ -85,6 +85,7 @@ class Tensor {
   std::int64_t element_count() const { return count_; }
   std::size_t byte_size() const;  ///< 0 for strings
   bool is_string() const { return type_ == DataType::kString; }
+  bool is_view() const { return view_ != nullptr; }  ///< made by View(): its bytes belong to another owner
 
   std::byte* data() { return view_ ? view_.get() : buffer_.get(); }
   const std::byte* data() const { return view_ ? view_.get() : buffer_.get(); }
