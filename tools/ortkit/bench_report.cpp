@@ -298,7 +298,7 @@ std::string RenderBenchPlot(const Measurement& m, const std::string& batch_dim, 
   return RenderSweepSvg(plot, title);
 }
 
-std::string RenderCompareReport(const BenchFlags& flags, const CompareOptions& options, const ComparisonReport& report,
+std::string RenderCompareReport(const BenchFlags& flags, const CompareOptions& options, const RunComparison& report,
                                 Format format, const Style& style) {
   if (format == Format::kJson) {
     nlohmann::json json = {{"base", flags.compare[0].string()},

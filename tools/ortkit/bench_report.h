@@ -84,7 +84,7 @@ std::string RenderBenchReport(const BenchFlags& flags, const SessionConfig& conf
 std::string RenderBenchPlot(const Measurement& m, const std::string& batch_dim, const std::string& title);
 
 /// The --compare report of `flags.compare[0]` (base) against `flags.compare[1]` in `format`.
-std::string RenderCompareReport(const BenchFlags& flags, const CompareOptions& options, const ComparisonReport& report,
+std::string RenderCompareReport(const BenchFlags& flags, const CompareOptions& options, const RunComparison& report,
                                 Format format, const Style& style);
 
 /// The --tune report: every candidate with why it was or was not chosen; with --format json also

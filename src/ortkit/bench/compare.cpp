@@ -40,9 +40,9 @@ const char* ToString(ChangeVerdict verdict) {
   return "?";
 }
 
-Result<ComparisonReport> CompareRuns(const std::vector<ComparablePoint>& base,
+Result<RunComparison> CompareRuns(const std::vector<ComparablePoint>& base,
                                      const std::vector<ComparablePoint>& candidate, const CompareOptions& options) {
-  ComparisonReport report;
+  RunComparison report;
   bool any_faster = false;
   bool any_slower = false;
   for (const auto& b : base) {

@@ -44,7 +44,7 @@ struct CompareOptions {
   int resamples = 1000;
 };
 
-struct ComparisonReport {
+struct RunComparison {
   std::vector<PointComparison> points;
   std::vector<std::string> unmatched;                   ///< labels present in only one of the runs
   ChangeVerdict verdict = ChangeVerdict::kWithinNoise;  ///< slower if any point is; else faster if any is
@@ -54,7 +54,7 @@ struct ComparisonReport {
 /// throughput gate the verdict; p90/p99 are reported with their bands but tail percentiles of
 /// short runs are too noisy to fail a build on. Throughput's band is the mean latency's, inverted.
 /// Fails with kInvalidArgument when no label matches or a point has no samples.
-Result<ComparisonReport> CompareRuns(const std::vector<ComparablePoint>& base,
+Result<RunComparison> CompareRuns(const std::vector<ComparablePoint>& base,
                                      const std::vector<ComparablePoint>& candidate, const CompareOptions& options);
 
 }  // namespace ortkit
