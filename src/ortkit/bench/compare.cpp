@@ -41,7 +41,7 @@ const char* ToString(ChangeVerdict verdict) {
 }
 
 Result<RunComparison> CompareRuns(const std::vector<ComparablePoint>& base,
-                                     const std::vector<ComparablePoint>& candidate, const CompareOptions& options) {
+                                  const std::vector<ComparablePoint>& candidate, const CompareOptions& options) {
   RunComparison report;
   bool any_faster = false;
   bool any_slower = false;

@@ -55,6 +55,6 @@ struct RunComparison {
 /// short runs are too noisy to fail a build on. Throughput's band is the mean latency's, inverted.
 /// Fails with kInvalidArgument when no label matches or a point has no samples.
 Result<RunComparison> CompareRuns(const std::vector<ComparablePoint>& base,
-                                     const std::vector<ComparablePoint>& candidate, const CompareOptions& options);
+                                  const std::vector<ComparablePoint>& candidate, const CompareOptions& options);
 
 }  // namespace ortkit
