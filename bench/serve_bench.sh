@@ -2,6 +2,7 @@
 # ortkit serve against its limits and its peers, measured side by side in one run on bert-tiny.
 #
 #   bench/serve_bench.sh [BUILD_DIR=build] [DURATION_S=4]
+#   bench/serve_bench.sh build-release               the serving build (scripts/build_release.sh)
 #   DELAY_US=2000 POLL_US=200 bench/serve_bench.sh   the server's max_queue_delay_us and --http/grpc-busy-poll-us
 #   MALLOC_CONF=thp:always bench/serve_bench.sh      jemalloc with huge pages in every ortkit process (raw loop,
 #                                                   server, load); the thinnest server does not link jemalloc
@@ -88,9 +89,10 @@ echo "== loopback round trip (512 B, TCP_NODELAY, core $SERVER_CORE <-> $LOAD_CO
 # best batch as their max_batch_size, as `ortkit bench --tune` recommends it.
 echo "== raw ONNX Runtime loop (ortkit bench), the thinnest server, then ortkit serve, at seq_len 8, 16 and 32; batching on (max_batch_size: the raw loop's best, ${delay_us} us delay, I/O thread polls ${poll_us} us before sleeping)"
 declare -A raw_best raw_batch thin thin_batch
-thinnest() {  # $1: seq_len, $2: clients, $3: max batch -> throughput, mean batch, latency p50 in us
+thinnest() {  # $1: seq_len, $2: clients, $3: max batch -> throughput, mean batch, latency p50 and Run p50 in us
   taskset -c "$SERVER_CORE,$LOAD_CORE" "$build/bench/run_echo" "$work/bert.onnx" "$1" "$SERVER_CORE" "$LOAD_CORE" "$2" \
-    "$duration" "$3" | "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], d["mean_batch"], d["latency_us_p50"])'
+    "$duration" "$3" |
+    "$python" -c 'import json,sys; d=json.load(sys.stdin); print(d["throughput"], d["mean_batch"], d["latency_us_p50"], d["run_us_p50"])'
 }
 for seq in 8 16 32; do
   batches=8,16,32,64
@@ -100,7 +102,7 @@ for seq in 8 16 32; do
   read -r best batch p50_b1 < <(raw_figures "$work/raw$seq.json")
   raw_best[$seq]=$best raw_batch[$seq]=$batch
   echo "  seq_len $seq: raw loop best $best rows/s at batch $batch"
-  read -r thin[$seq] thin_batch[$seq] _ < <(thinnest "$seq" 64 "$batch")
+  read -r thin[$seq] thin_batch[$seq] _ _ < <(thinnest "$seq" 64 "$batch")
   echo "  seq_len $seq: thinnest server ${thin[$seq]}/s at c=64 (batches of ${thin_batch[$seq]})"
   start_serve --max-batch-size "$batch" --max-queue-delay-us "$delay_us" --max-queue-size 1024 --http-busy-poll-us "$poll_us"
   if [ "$seq" = 8 ]; then
@@ -114,8 +116,8 @@ for seq in 8 16 32; do
   stop_server
 done
 raw_best8=${raw_best[8]} raw_best16=${raw_best[16]} raw_best32=${raw_best[32]}
-read -r _ _ thin1 < <(thinnest 8 1 1)
-echo "  seq_len 8: thinnest server at c=1 (a raw Run and a loopback round trip, measured as one): p50 $thin1 us"
+read -r _ _ thin1 thin1_run < <(thinnest 8 1 1)
+echo "  seq_len 8: thinnest server at c=1 (a raw Run and a loopback round trip, measured as one): p50 $thin1 us, its Run p50 $thin1_run us"
 echo "== the same server over gRPC, seq_len 8"
 taskset -c "$SERVER_CORE" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --instances 1 \
   --intra-op-threads 1 --max-batch-size 64 --max-queue-delay-us "$delay_us" --max-queue-size 1024 \
@@ -217,11 +219,12 @@ row "serve, pad to 128, c=64, 4..128" "$work/longest_perf.json" 0
 echo
 echo "== ratios (target in brackets)"
 "$python" - "$work" "$raw_best8" "$raw_p50_b1" "$rtt" "$outputs" "$raw_best16" "$raw_best32" "$SERVER_CORE" "$thin1" \
-  "${thin[8]}" "${thin[16]}" "${thin[32]}" <<'PY'
+  "${thin[8]}" "${thin[16]}" "${thin[32]}" "$thin1_run" <<'PY'
 import json, sys
 work, raw_best, raw_p50, rtt, outputs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 raw16_best, raw32_best = float(sys.argv[6]), float(sys.argv[7])
 thin1, thin = float(sys.argv[9]), {8: float(sys.argv[10]), 16: float(sys.argv[11]), 32: float(sys.argv[12])}
+thin1_run = float(sys.argv[13])
 step = lambda name, i=0: json.load(open(f"{work}/{name}.json"))["steps"][i]
 on1, on64, on64j, off = step("on", 0), step("on", 1), step("on_json"), step("off")
 peer64 = step("peer", 1)
@@ -244,7 +247,8 @@ show("peer", v, ">= 2, p99 <=", v >= 2 and p99_ok,
 v = on1["latency_us"]["p50"] / (raw_p50 + rtt)
 show("overhead", v, "<= 1.1", v <= 1.1, f"serve p50 {on1['latency_us']['p50']:.0f} us vs raw Run {raw_p50:.0f} us + loopback "
      f"round trip {rtt:.0f} us; the thinnest server (the two measured as one) {thin1:.0f} us, serve = "
-     f"{on1['latency_us']['p50'] / thin1:.2f} of it")
+     f"{on1['latency_us']['p50'] / thin1:.2f} of it, whose own Run takes {thin1_run:.0f} us at p50 between answers "
+     f"({thin1_run / raw_p50:.2f}x the tight loop's)")
 floor1, floor64 = step("floor", 0), step("floor64", 0)
 per_request = 1e6 / floor64["throughput"]
 # /proc/stat's cpuN line: user nice system idle iowait irq softirq ...
