@@ -7,7 +7,6 @@ set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$src/build}"; shift || true
 python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
-[ -x "$python" ] || python=/tmp/pyenv-try/bin/python
 "$python" -c 'import onnxruntime' 2>/dev/null || { echo "python_agreement: no onnxruntime in $python (set ORTKIT_PYTHON)" >&2; exit 77; }
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 "$build/bin/ortkit_make_model" demo-encoder "$work/demo-encoder.onnx" >/dev/null

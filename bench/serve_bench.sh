@@ -26,7 +26,7 @@ build="$(cd "${1:-$src/build}" && pwd)"
 duration="${2:-4}"
 ortkit="$build/bin/ortkit"
 python="${ORTKIT_PYTHON:-$src/.deps/python/bin/python}"
-[ -x "$python" ] || python=/tmp/pyenv-try/bin/python
+[ -x "$python" ] || { echo "no Python environment at $python: run scripts/setup.sh (or set ORTKIT_PYTHON)" >&2; exit 2; }
 [ -x "$ortkit" ] && [ -x "$build/bench/loopback_rtt" ] && [ -x "$build/bench/run_echo" ] ||
   { echo "build ortkit_cli, ortkit_make_model, loopback_rtt and run_echo in $build first" >&2; exit 2; }
 [ "$(nproc)" -ge 2 ] || { echo "needs two cores (server on 0, load generator on 1)" >&2; exit 2; }

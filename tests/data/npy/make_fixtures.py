@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """Writes the numpy-made fixtures that tests/unit/tensor_io_test.cpp reads.
 
-The files are committed, so the tests need no numpy. To regenerate (numpy need not be installed
-system-wide):
+The files are committed, so the tests need no numpy. To regenerate, with the Python environment
+that scripts/setup.sh makes:
 
-    pip install --target /tmp/np numpy
-    PYTHONPATH=/tmp/np python3 tests/data/npy/make_fixtures.py
+    .deps/python/bin/python tests/data/npy/make_fixtures.py
 
 Every numeric fixture holds np.arange(6).reshape(2, 3) in its dtype unless said otherwise, so
 the test can check values without a table.
