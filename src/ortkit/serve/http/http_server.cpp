@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -203,6 +202,7 @@ struct HttpServer::Impl {
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections;
   bool draining = false;
   RunWhenIdle run{std::chrono::microseconds(0)};  // when the queued requests run
+  std::thread::id io_thread_id;                   // the thread that runs Loop()
 
   Status Listen(Listener& listener, int port);
   void Accept(Listener& listener);
@@ -606,13 +606,14 @@ void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req,
   c->record().request_id = request->id;
   req.body().clear();  // the inputs are decoded: free the bytes while the request waits
   auto done = [this, c, encoding = std::move(encoding)](Result<InferResponse> response) {
-    auto answer = std::make_shared<InferAnswer>(std::move(response), encoding);
-    // On the I/O thread (it ran the batch) this writes at once; a worker hands it over.
-    asio::dispatch(io, [c, answer] {
+    auto write = [c, answer = std::make_shared<InferAnswer>(std::move(response), encoding)] {
       if (!answer->error) return c->WriteAnswer(answer);
       c->record().error = std::move(answer->error_message);
       c->Write(std::move(*answer->error));
-    });
+    };
+    // On the I/O thread (it ran the batch) this writes at once; a worker hands it over.
+    if (std::this_thread::get_id() == io_thread_id) return write();
+    asio::post(io, std::move(write));
   };
   if (!options.run_on_io_thread) return core->Infer(std::move(request).value(), std::move(done));
   core->InferLater(std::move(request).value(), std::move(done));
@@ -624,8 +625,8 @@ void HttpServer::Impl::Loop() {
     if (run.Overdue() || io.poll() == 0) {  // nothing else ready: run what is queued, poll or sleep
       if (run.wanted()) {
         run.Running();
-        // As a handler, so that the answers it completes are written at once (asio::dispatch).
-        asio::post(io, [this] { core->RunQueued(); });
+        core->RunQueued();  // writes the answers it completes at once
+        run.Handled();
         continue;
       }
       if (run.Poll() || io.run_one() == 0) continue;
@@ -664,6 +665,7 @@ void HttpServer::Start() {
   impl_->Sweep();
   impl_->thread = std::thread([this] {
     NameThisThread("ortkit-http");
+    impl_->io_thread_id = std::this_thread::get_id();
     impl_->Loop();
   });
 }
