@@ -126,6 +126,50 @@ TEST(ServeRestCodec, RefusesIdsAndNamesThatAreNotUtf8) {
   EXPECT_EQ(fine->id, std::string("caf\xc3\xa9 \xc3\xa9 \0", 10));
 }
 
+// A header is read the fast way (recursively, from a NUL-terminated copy) unless it nests deeper
+// than the fast parse goes, starts with a byte-order mark or holds a NUL byte; then the careful
+// way, and the answer is the same as if the header had been read that way from the start.
+TEST(ServeRestCodec, ReadsEveryHeaderAsTheCarefulParserWould) {
+  const std::string input = R"("inputs": [{"name": "x", "datatype": "FP64", "shape": [2], "data": [0.1, 2.5e-3]}])";
+  const auto decode = [](const std::string& body, std::optional<std::size_t> header_length = std::nullopt) {
+    http::OutputEncoding encoding;
+    return http::DecodeInferRequest(body, header_length, &encoding);
+  };
+  const auto plain = decode("{\"id\": \"a\", " + input + "}");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->inputs[0].tensor.values<double>()[0], 0.1);
+  EXPECT_EQ(plain->inputs[0].tensor.values<double>()[1], 2.5e-3);
+
+  const auto with_bom = decode("\xEF\xBB\xBF{\"id\": \"a\", " + input + "}");
+  ASSERT_TRUE(with_bom.ok()) << with_bom.error().message;
+  EXPECT_EQ(with_bom->id, "a");
+  EXPECT_EQ(with_bom->inputs[0].tensor.values<double>()[0], 0.1);
+
+  // Deeper than the fast parse goes, in a parameter the server does not read: still a request.
+  const std::string deep = std::string(300, '[') + "1" + std::string(300, ']');
+  const auto deep_ok = decode("{\"id\": \"a\", \"parameters\": {\"note\": " + deep + "}, " + input + "}");
+  ASSERT_TRUE(deep_ok.ok()) << deep_ok.error().message;
+  EXPECT_EQ(deep_ok->inputs[0].tensor.values<double>()[1], 2.5e-3);
+
+  // A NUL byte would end a NUL-terminated copy early; in a string or after the object, it is an error.
+  const std::string in_string = "{\"id\": \"a" + std::string(1, '\0') + "b\", " + input + "}";
+  EXPECT_NE(DecodeError(in_string).message.find("(at byte 9)"), std::string::npos) << DecodeError(in_string).message;
+  const std::string after = "{\"id\": \"a\", " + input + "}" + std::string(1, '\0') + "[]";
+  EXPECT_NE(DecodeError(after).message.find("not valid JSON"), std::string::npos) << DecodeError(after).message;
+
+  // With binary tensors the JSON header is a prefix of the body: its end bounds the parse.
+  const std::string header = R"({"inputs": [{"name": "b", "datatype": "INT64", "shape": [1], )"
+                             R"("parameters": {"binary_data_size": 8}}]})";
+  std::string body = header + std::string(8, '\0');
+  body[header.size()] = 7;
+  const auto binary = decode(body, header.size());
+  ASSERT_TRUE(binary.ok()) << binary.error().message;
+  EXPECT_EQ(binary->inputs[0].tensor.values<std::int64_t>()[0], 7);
+  EXPECT_NE(DecodeError(header.substr(0, header.size() - 1) + std::string(8, '\0'), header.size() - 1)
+                .message.find("not valid JSON"),
+            std::string::npos);
+}
+
 // Clients that serialise doubles send 17 significant digits; each must come back as the double
 // the client had (a fast-path reader misses about one in five by an ulp or more).
 TEST(ServeRestCodec, ReadsFp64DataExactly) {
