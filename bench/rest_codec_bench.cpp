@@ -18,8 +18,7 @@ namespace {
 using ortkit::serve::http::DecodeInferRequest;
 using ortkit::serve::http::OutputEncoding;
 
-constexpr const char* kOutputs =
-    R"("outputs": [{"name": "last_hidden_state", "parameters": {"binary_data": true}}])";
+constexpr const char* kOutputs = R"("outputs": [{"name": "last_hidden_state", "parameters": {"binary_data": true}}])";
 
 std::string BinaryRequest(std::size_t* header_length) {
   std::string header = R"({"id": "1", "inputs": [)";
