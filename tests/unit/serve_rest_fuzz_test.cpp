@@ -85,7 +85,8 @@ TEST(ServeRestCodec, RefusesShapesLargerThanTheBody) {
 }
 
 // "data" nests once per dimension, so its depth is bounded; a megabyte of '[' must neither
-// exhaust the stack (the parser and the flattening are iterative) nor pass.
+// exhaust the stack (the recursive parse stops at 128 levels and the iterative one takes over; the
+// flattening is iterative) nor pass.
 TEST(ServeRestCodec, RefusesDeeplyNestedData) {
   const auto nested = [](std::size_t depth) { return std::string(depth, '[') + "1" + std::string(depth, ']'); };
   http::OutputEncoding encoding;
