@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +23,7 @@
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"
 #include "ortkit/bench/tune.h"
+#include "ortkit/core/cpus.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "terminal.h"
 
@@ -64,10 +64,9 @@ Result<double> ParseDuration(const std::string& text, const std::string& flag, d
 Status CheckThreads(const char* flag, int value, bool given) {
   if (!given) return OkStatus();
   if (value < 1 || value > kMaxThreads) {
-    return MakeError(
-        ErrorKind::kInvalidArgument,
-        fmt::format("{} {}: a thread count must be between 1 and {} (this machine has {} hardware threads)", flag,
-                    value, kMaxThreads, std::thread::hardware_concurrency()));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} {}: a thread count must be between 1 and {} (this process may use {})", flag,
+                                 value, kMaxThreads, UsableCpus().Describe()));
   }
   return OkStatus();
 }
@@ -375,7 +374,7 @@ int RunTune(const BenchFlags& flags, Format format, const SessionConfig& config,
   options.latency_budget_ms = latency_budget_ms;
   options.time_budget_s = time_budget_s;
   options.base = config;
-  options.space.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.space.cores = UsableCpus().cores;
   options.space.batches = tune_batches;
   options.space.max_instances = flags.max_instances;
   ProgressBar progress;

@@ -9,6 +9,7 @@
 
 #include "ortkit/bench/plot.h"
 #include "ortkit/bench/statistics.h"
+#include "ortkit/core/cpus.h"
 #include "ortkit/core/units.h"
 
 namespace ortkit::cli {
@@ -94,7 +95,8 @@ nlohmann::json ReportJson(const BenchFlags& flags, const SessionConfig& config, 
         {"concurrency", flags.concurrency},
         {"sessions", flags.sessions},
         {"warmup", flags.warmup},
-        {"hardware_threads", std::thread::hardware_concurrency()}}},
+        {"hardware_threads", std::thread::hardware_concurrency()},
+        {"cores", UsableCpus().cores}}},
       {"session_create_ms", m.session_create_ms},
       {"peak_rss_bytes", PeakResidentBytes()},
   };
@@ -426,9 +428,10 @@ std::string RenderTuneReport(const BenchFlags& flags, const TuneOptions& options
                   t.measured ? cell(Ms(t.latency.p99)) : "-", t.measured ? cell(F(t.samples_per_s, 1)) : "-",
                   t.measured ? cell(fmt::format("{:.0f}%", t.cpu_utilisation * 100)) : "-", cell(why)});
   }
-  std::string out = fmt::format("{} {}: p99 within {} ms, {} hardware threads, {:.1f} s of {} s spent\n\n",
-                                style.Bold("ortkit bench --tune"), flags.model.string(), latency_budget_ms,
-                                options.space.cores, report.elapsed_s, time_budget_s);
+  std::string out =
+      fmt::format("{} {}: p99 within {} ms, {} core{}, {:.1f} s of {} s spent\n\n", style.Bold("ortkit bench --tune"),
+                  flags.model.string(), latency_budget_ms, options.space.cores, options.space.cores == 1 ? "" : "s",
+                  report.elapsed_s, time_budget_s);
   out += table.Render(style);
   if (report.best) {
     const auto& best = report.measurements[*report.best];

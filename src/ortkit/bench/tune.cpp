@@ -260,7 +260,7 @@ nlohmann::json ServingConfigJson(const TuneReport& report, const TuneOptions& op
                                std::count_if(report.measurements.begin(), report.measurements.end(),
                                              [](const TuneMeasurement& m) { return m.measured; }),
                                report.latency_budget_ms)},
-        {"hardware_threads", options.space.cores},
+        {"cores", options.space.cores},
         {"elapsed_s", report.elapsed_s},
         {"candidates", candidates}}},
   };

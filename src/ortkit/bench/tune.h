@@ -35,7 +35,7 @@ struct TuneCandidate {
 
 /// What the sweep may vary.
 struct TuneSpace {
-  int cores = 1;                      ///< hardware threads to spread over instances × intra threads
+  int cores = 1;                      ///< cores this process may use (UsableCpus), spread over instances × threads
   std::vector<std::int64_t> batches;  ///< ascending
   int max_instances = 4;
   bool try_parallel = true;  ///< parallel execution mode with 2 inter-op threads

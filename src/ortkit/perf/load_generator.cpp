@@ -1,7 +1,5 @@
 #include "ortkit/perf/load_generator.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/cpus.h"
 #include "ortkit/perf/prometheus.h"
 
 namespace ortkit::perf {
@@ -97,14 +96,6 @@ void LoopClosed(InferLoop& loop, std::size_t connections, const RequestSet& requ
   }
 }
 
-// The cores this process may run on (its affinity mask), at least one.
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
 // Times (from the step's start) at which open-loop requests leave.
 std::vector<double> Schedule(double rate, double total_s, bool poisson, std::uint64_t seed) {
   std::vector<double> times;
@@ -161,7 +152,7 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
   const bool open_loop = rate > 0;
   const bool event_loops = !open_loop && loops;
   std::vector<double> schedule;
-  int threads = event_loops ? std::min(concurrency, UsableCores()) : concurrency;
+  int threads = event_loops ? std::min(concurrency, UsableCpus().cores) : concurrency;
   if (open_loop) {
     // The schedule runs a little past the window so that the window never sees the tail thin out.
     schedule = Schedule(rate, options.warmup_s + options.duration_s + 0.5, options.poisson, step_seed);

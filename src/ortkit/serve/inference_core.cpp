@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "ortkit/core/cpus.h"
 #include "ortkit/serve/served_model.h"
 
 namespace ortkit::serve {
@@ -29,7 +29,11 @@ Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, s
 InferenceCore::~InferenceCore() { Shutdown(); }
 
 Status InferenceCore::LoadModels() {
-  int cores = options_.cores > 0 ? options_.cores : static_cast<int>(std::thread::hardware_concurrency());
+  const CpuBudget budget = UsableCpus();
+  const int cores = options_.cores > 0 ? options_.cores : budget.cores;
+  if (options_.cores <= 0 && budget.cores < budget.affinity) {
+    notes_.push_back(fmt::format("sizing intra-op threads to {}", budget.Describe()));
+  }
   int instances = 0;
   for (const auto& m : models_) instances += m->config().instances;
   // intra_op_threads 0: share the cores so that instances x threads fit them.

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A CPU limit set the way docker --cpus and Kubernetes set one (a cgroup CPU quota) sizes ortkit's
+# threads: serve shares the limit's cores among its instances and says so, bench --tune sweeps
+# within it, and bench's report records it. Needs root and a writable cgroup cpu controller (v2 or
+# v1); skips otherwise.
+source "$2/tests/support/e2e.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: creating a cgroup needs root"; exit 77; }
+affinity="$(nproc)"  # the affinity mask's count
+[ "$affinity" -ge 2 ] || { echo "SKIP: needs two cores, to see a limit of half a core bind"; exit 77; }
+
+cg=""
+if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then  # cgroup v2
+  echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+  cg="/sys/fs/cgroup/ortkit-e2e-$$"
+  mkdir "$cg" 2>/dev/null && echo "50000 100000" >"$cg/cpu.max" 2>/dev/null || cg=""
+else
+  for mount in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do
+    [ -d "$mount" ] || continue
+    cg="$mount/ortkit-e2e-$$"
+    mkdir "$cg" 2>/dev/null && echo 50000 >"$cg/cpu.cfs_quota_us" 2>/dev/null && break
+    cg=""
+  done
+fi
+[ -n "$cg" ] || { echo "SKIP: cannot create a cgroup with a CPU quota here"; exit 77; }
+server=""
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rmdir "$cg" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+# limited COMMAND...: COMMAND inside the cgroup, in this process (exec).
+enter='echo $$ >"$0/cgroup.procs" && exec "$@"'
+limited() { bash -c "$enter" "$cg" "$@"; }
+"$bin/ortkit_make_model" bert-tiny "$work/bert.onnx" >/dev/null
+want="1 core (the cgroup's CPU limit of 0.5 CPUs; $affinity in the affinity mask)"
+
+# serve: intra-op threads left at 0 are sized to the limit, with a note.
+bash -c "$enter" "$cg" "$ortkit" serve --model "bert=$work/bert.onnx" --http-port 0 --grpc-port -1 >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 1 300); do grep -q '^listening ' "$work/serve.log" && break; sleep 0.1; done
+grep -q '^listening ' "$work/serve.log" || { cat "$work/serve.log" >&2; fail "serve did not start"; }
+grep -qF "note: sizing intra-op threads to $want" "$work/serve.log" || { cat "$work/serve.log" >&2; fail "no note on the limit"; }
+kill -TERM "$server"; wait "$server" || fail "serve did not stop cleanly"; server=""
+echo "ok    serve sizes its threads to the cgroup's limit and says so"
+
+# bench: the report records the cores; a bad thread count's message names the limit.
+expect_rc 0 limited "$ortkit" bench "$work/bert.onnx" --batch 1 --dim seq_len=8 --duration 0.2s --format json
+python3 - "$work/out" <<'PY' || fail "bench's report does not record 1 core"
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+assert c["cores"] == 1, c
+PY
+expect_rc 2 limited "$ortkit" bench "$work/bert.onnx" --intra-threads 0
+expect_msg "this process may use $want"
+echo "ok    bench records the limit's cores and names the limit in its thread-count error"
+
+# bench --tune: the sweep stays within one core (no two-thread candidates).
+expect_rc 0 limited "$ortkit" bench "$work/bert.onnx" --tune --latency-budget 50ms --time-budget 3s --dim seq_len=8 \
+  --batch 1,2 --format json
+python3 - "$work/out" <<'PY' || fail "bench --tune swept beyond the limit"
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert t["config"]["tuning"]["cores"] == 1, t["config"]["tuning"]["cores"]
+for m in t["measurements"]:
+    assert m["intra_op_threads"] * m["inter_op_threads"] * m["instances"] == 1, m
+PY
+echo "ok    bench --tune sweeps within the limit"
