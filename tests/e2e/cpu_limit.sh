@@ -51,9 +51,13 @@ import json, sys
 c = json.load(open(sys.argv[1]))["config"]
 assert c["cores"] == 1, c
 PY
+expect_rc 0 limited "$ortkit" bench "$work/bert.onnx" --batch 1 --dim seq_len=8 --duration 0.2s
+expect_msg "note: ONNX Runtime sizes its default thread pool to the machine ($affinity hardware threads), but this process may use $want: --intra-threads 1 measures what it gets"
+expect_rc 0 limited "$ortkit" bench "$work/bert.onnx" --batch 1 --dim seq_len=8 --duration 0.2s --intra-threads 1
+! grep -q "note: ONNX Runtime sizes" "$work/out" || fail "the note shows with --intra-threads given"
 expect_rc 2 limited "$ortkit" bench "$work/bert.onnx" --intra-threads 0
 expect_msg "this process may use $want"
-echo "ok    bench records the limit's cores and names the limit in its thread-count error"
+echo "ok    bench records the limit's cores, notes when ONNX Runtime's default pool exceeds them, and names the limit in its thread-count error"
 
 # bench --tune: the sweep stays within one core (no two-thread candidates).
 expect_rc 0 limited "$ortkit" bench "$work/bert.onnx" --tune --latency-budget 50ms --time-budget 3s --dim seq_len=8 \

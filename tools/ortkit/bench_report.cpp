@@ -265,6 +265,14 @@ std::string RenderText(const BenchFlags& flags, const SessionConfig& config, con
   for (const auto& p : m.points) table.AddRow(RowCells(m.points, p, batch_dim));
   out += table.Render(style);
   out += style.Dim("  latencies in ms; CPU: process CPU time / wall time while measuring (100% = one core)") + "\n";
+  const CpuBudget cpus = UsableCpus();
+  const auto machine = static_cast<int>(std::thread::hardware_concurrency());
+  if (config.intra_op_threads == 0 && flags.provider == "cpu" && cpus.cores < machine) {
+    out += style.Yellow(fmt::format("  note: ONNX Runtime sizes its default thread pool to the machine ({} hardware "
+                                    "threads), but this process may use {}: --intra-threads {} measures what it gets",
+                                    machine, cpus.Describe(), cpus.cores)) +
+           "\n";
+  }
   for (const auto& p : m.points) {
     if (p.result.failure)
       out += style.Red(fmt::format("  {}: stopped after {} runs: {}", p.point.label, p.result.runs,
