@@ -88,7 +88,7 @@ CpuBudget BudgetOf(int affinity, std::optional<double> limit) {
   budget.affinity = std::max(1, affinity);
   budget.limit = limit;
   budget.cores = budget.affinity;
-  // 1e-6: a limit written as 200001/100000 by rounding is still two CPUs.
+  // 1e-6: a limit a rounding error above a whole number (2.000001) is still that many CPUs.
   if (limit) budget.cores = std::clamp(static_cast<int>(std::ceil(*limit - 1e-6)), 1, budget.affinity);
   return budget;
 }
