@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # A CPU limit set the way docker --cpus and Kubernetes set one (a cgroup CPU quota) sizes ortkit's
 # threads: serve shares the limit's cores among its instances and says so, bench --tune sweeps
-# within it, and bench's report records it. Needs root and a writable cgroup cpu controller (v2 or
-# v1); skips otherwise.
+# within it, bench's report records it and notes when ONNX Runtime's default pool exceeds it. Needs
+# root and a writable cgroup cpu controller (v2 or v1); skips otherwise.
 source "$2/tests/support/e2e.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: creating a cgroup needs root"; exit 77; }
 affinity="$(nproc)"  # the affinity mask's count
 [ "$affinity" -ge 2 ] || { echo "SKIP: needs two cores, to see a limit of half a core bind"; exit 77; }
 
+# new_cgroup DIR FILE VALUE: creates the cgroup DIR with VALUE in FILE (and sets cg), or leaves nothing.
 cg=""
-if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then  # cgroup v2
-  echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-  cg="/sys/fs/cgroup/ortkit-e2e-$$"
-  mkdir "$cg" 2>/dev/null && echo "50000 100000" >"$cg/cpu.max" 2>/dev/null || cg=""
+new_cgroup() {
+  mkdir "$1" 2>/dev/null || return 1
+  echo "$3" >"$1/$2" 2>/dev/null || { rmdir "$1"; return 1; }
+  cg="$1"
+}
+if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then  # cgroup v2, cpu enabled below the root
+  new_cgroup "/sys/fs/cgroup/ortkit-e2e-$$" cpu.max "50000 100000" || true
 else
   for mount in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct; do
-    [ -d "$mount" ] || continue
-    cg="$mount/ortkit-e2e-$$"
-    mkdir "$cg" 2>/dev/null && echo 50000 >"$cg/cpu.cfs_quota_us" 2>/dev/null && break
-    cg=""
+    [ -d "$mount" ] && new_cgroup "$mount/ortkit-e2e-$$" cpu.cfs_quota_us 50000 && break
   done
 fi
 [ -n "$cg" ] || { echo "SKIP: cannot create a cgroup with a CPU quota here"; exit 77; }
