@@ -32,7 +32,8 @@ TEST(CgroupCpuLimit, NoLimitWhenUnlimitedMissingOrMalformed) {
   root.Write("user.slice/cpu.max", "max 100000\n");
   EXPECT_FALSE(CgroupCpuLimit("0::/user.slice\n", root.path()));
   EXPECT_FALSE(CgroupCpuLimit("0::/not/there\n", root.path()));
-  for (const char* text : {"", "garbage", "0 100000", "100000 0", "-5 100000", "1e5x 100000", "100000"}) {
+  for (const char* text : {"", "garbage", "0 100000", "100000 0", "-5 100000", "1e5x 100000", "100000", "inf 100000",
+                           "nan 100000", "100000 inf"}) {
     root.Write("bad/cpu.max", text);
     EXPECT_FALSE(CgroupCpuLimit("0::/bad\n", root.path())) << "cpu.max: '" << text << "'";
   }
@@ -69,6 +70,7 @@ TEST(CpuBudget, RoundsTheLimitUpAndStaysWithinTheAffinityMask) {
   EXPECT_EQ(BudgetOf(16, 0.25).cores, 1);
   EXPECT_EQ(BudgetOf(2, 8.0).cores, 2);
   EXPECT_EQ(BudgetOf(0, std::nullopt).cores, 1);
+  EXPECT_EQ(BudgetOf(4, 1e300).cores, 4);
   EXPECT_EQ(BudgetOf(16, std::nullopt).Describe(), "16 cores");
   EXPECT_EQ(BudgetOf(1, std::nullopt).Describe(), "1 core");
   EXPECT_EQ(BudgetOf(16, 1.5).Describe(), "2 cores (the cgroup's CPU limit of 1.5 CPUs; 16 in the affinity mask)");

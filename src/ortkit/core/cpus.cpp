@@ -34,7 +34,9 @@ std::optional<double> ParseNumber(std::string_view text) {
 
 // A quota over a period, in CPUs; none for "no limit" or a value that makes no sense.
 std::optional<double> Cpus(std::optional<double> quota, std::optional<double> period) {
-  if (!quota || !period || *quota <= 0 || *period <= 0) return std::nullopt;
+  if (!quota || !period || !std::isfinite(*quota) || !std::isfinite(*period) || *quota <= 0 || *period <= 0) {
+    return std::nullopt;
+  }
   return *quota / *period;
 }
 
@@ -89,7 +91,7 @@ CpuBudget BudgetOf(int affinity, std::optional<double> limit) {
   budget.limit = limit;
   budget.cores = budget.affinity;
   // 1e-6: a limit a rounding error above a whole number (2.000001) is still that many CPUs.
-  if (limit) budget.cores = std::clamp(static_cast<int>(std::ceil(*limit - 1e-6)), 1, budget.affinity);
+  if (limit && *limit < budget.affinity) budget.cores = std::max(1, static_cast<int>(std::ceil(*limit - 1e-6)));
   return budget;
 }
 
