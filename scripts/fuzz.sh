@@ -3,6 +3,7 @@
 #   scripts/fuzz.sh [SECONDS] [model|tensor|rest]     60 seconds of the model loader by default
 #   scripts/fuzz.sh 600                               ten minutes of the model loader
 #   scripts/fuzz.sh 300 rest                          the KServe v2 REST request decoder
+#   scripts/fuzz.sh 300 http                          raw requests to the HTTP front end (a real server)
 #   FUZZ_ARGS="-jobs=2 -workers=2" scripts/fuzz.sh 300
 #   FUZZ_ARGS=/usr/share/libonnx-testdata/data scripts/fuzz.sh 600   more seeds (read, never written)
 # FUZZ_ARGS holds extra libFuzzer flags and seed folders; new inputs always go to the work corpus.
@@ -22,7 +23,8 @@ case "$target" in
   model)  fuzzer=model_fuzzer;  seeds=(corpus regressions);               dict=onnx.dict;   max_len=16384; suffix="" ;;
   tensor) fuzzer=tensor_fuzzer; seeds=(tensor_corpus tensor_regressions); dict=tensor.dict; max_len=8192;  suffix=-tensor ;;
   rest)   fuzzer=rest_fuzzer;   seeds=(rest_corpus rest_regressions);     dict=rest.dict;   max_len=8192;  suffix=-rest ;;
-  *) echo "usage: $0 [SECONDS] [model|tensor|rest]" >&2; exit 2 ;;
+  http)   fuzzer=http_fuzzer;   seeds=(http_corpus http_regressions);     dict=http.dict;   max_len=16384; suffix=-http ;;
+  *) echo "usage: $0 [SECONDS] [model|tensor|rest|http]" >&2; exit 2 ;;
 esac
 
 if [ ! -f "$build/build.ninja" ]; then

@@ -78,12 +78,12 @@ expect_grep "missing file" "file\.not-found +'$TMP/absent\.onnx' does not exist"
 printf '<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Please log in</body></html>\n' >"$TMP/page.onnx"
 "$ORTKIT" inspect "$TMP/page.onnx" >"$TMP/stdout" 2>"$TMP/stderr"
 rc=$?
-[ "$rc" -eq 2 ] || fail "html: exit code $rc, expected 2"
+[ "$rc" -eq 1 ] || fail "html: exit code $rc, expected 1 (read, but not a model: as check)"
 expect_grep "html" "file\.html-page +'$TMP/page\.onnx' \([0-9]+ bytes\) is an HTML page, not an ONNX model" "$(cat "$TMP/stderr")"
 
 "$ORTKIT" inspect "$TMP/page.onnx" --format json >"$TMP/error.json" 2>"$TMP/stderr"
 rc=$?
-[ "$rc" -eq 2 ] || fail "html json: exit code $rc, expected 2"
+[ "$rc" -eq 1 ] || fail "html json: exit code $rc, expected 1"
 python3 - "$TMP/error.json" <<'PY' || fail "html json: checks above"
 import json, sys
 error = json.load(open(sys.argv[1]))

@@ -443,8 +443,32 @@ TEST_F(BrokenFiles, ExternalDataPathEscapes) {
   const auto found = ExternalFindings(report);
   ASSERT_EQ(found.size(), 1u) << Codes(report);
   EXPECT_EQ(found[0].code, "external-data.path-escapes");
-  EXPECT_EQ(found[0].severity, Severity::kWarning);
-  EXPECT_TRUE(Contains(found[0].message, "tensor 'w' stores its data at '../weights.bin', outside the model's folder"));
+  // An error: ONNX Runtime refuses the path, so a check that stops before the runtime must fail too.
+  EXPECT_EQ(found[0].severity, Severity::kError);
+  EXPECT_TRUE(
+      Contains(found[0].message, "tensor 'w': the external data location '../weights.bin' climbs out with '..'"))
+      << found[0].message;
+  EXPECT_FALSE(report.Passed());
+}
+
+// A symbolic link inside the folder that leads out of it is outside too: the file is neither read
+// nor sized (a model must not report on /etc/passwd).
+TEST_F(BrokenFiles, ExternalDataSymlinkOutOfTheFolder) {
+  dir_.Write("secret.bin", std::string(32, '\0'));
+  const auto model = dir_.WriteModel("model/external.onnx", ExternalModel("weights.bin", "0", "32"));
+  std::filesystem::create_symlink(dir_.path() / "secret.bin", dir_.path() / "model/weights.bin");
+  const auto report = Check(model);
+  const auto found = ExternalFindings(report);
+  ASSERT_EQ(found.size(), 1u) << Codes(report);
+  EXPECT_EQ(found[0].code, "external-data.path-escapes");
+  EXPECT_TRUE(Contains(found[0].message, "leads through a symbolic link to")) << found[0].message;
+  EXPECT_FALSE(report.Passed());
+  // A link that stays inside the folder is fine.
+  std::filesystem::create_directories(dir_.path() / "inside");
+  dir_.Write("inside/data.bin", std::string(32, '\0'));
+  const auto inside = dir_.WriteModel("inside/external.onnx", ExternalModel("weights.bin", "0", "32"));
+  std::filesystem::create_symlink(dir_.path() / "inside/data.bin", dir_.path() / "inside/weights.bin");
+  EXPECT_TRUE(ExternalFindings(Check(inside)).empty()) << Codes(Check(inside));
 }
 
 TEST_F(BrokenFiles, ExternalDataSizeMismatch) {

@@ -1,6 +1,10 @@
 #include "ortkit/validate/compare.h"
 
 #include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -67,6 +71,27 @@ TEST(ToleranceRules, PerOutputBeatsGlobalBeatsDefault) {
   EXPECT_EQ(rules.For("other", DataType::kFloat32).atol, 0.5);
   EXPECT_EQ(rules.For("other", DataType::kFloat32).rtol, 1e-3);
   EXPECT_EQ(rules.For("ids", DataType::kInt64).rtol, 0);
+}
+
+// A NaN tolerance made every comparison pass (no difference is greater than NaN).
+TEST(ToleranceRules, RefusesNanInfiniteAndNegativeTolerances) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [rules, flag] : std::vector<std::pair<ToleranceRules, std::string>>{
+           {{nan, std::nullopt, {}}, "--atol is nan"},
+           {{std::nullopt, nan, {}}, "--rtol is nan"},
+           {{inf, std::nullopt, {}}, "--atol is inf"},
+           {{-1.0, std::nullopt, {}}, "--atol is -1"},
+           {{std::nullopt, std::nullopt, {{"y", Tolerance{nan, 0}}}}, "--per-output y: ATOL is nan"},
+           {{std::nullopt, std::nullopt, {{"y", Tolerance{0, -nan}}}}, "--per-output y: RTOL is"},
+       }) {
+    const Status status = rules.Validate();
+    ASSERT_FALSE(status.ok()) << flag;
+    EXPECT_EQ(status.error().kind, ErrorKind::kInvalidArgument);
+    EXPECT_NE(status.error().message.find(flag), std::string::npos) << status.error().message;
+    EXPECT_NE(status.error().message.find("a finite number >= 0"), std::string::npos) << status.error().message;
+  }
+  EXPECT_TRUE((ToleranceRules{0.0, 1e-3, {{"y", Tolerance{1e-5, 0}}}}.Validate().ok()));
 }
 
 }  // namespace

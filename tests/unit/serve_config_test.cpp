@@ -66,9 +66,10 @@ TEST(ServeModelConfig, ErrorsNameTheFileTheKeyAndTheValue) {
     const char* text;
     const char* expected;
   } cases[] = {
-      {R"({"batching": {"max_batch_size": -3}})", "c.json: batching.max_batch_size: expected an integer >= 0, got -3"},
+      {R"({"batching": {"max_batch_size": -3}})",
+       "c.json: batching.max_batch_size (--max-batch-size): expected an integer from 0 to 65536, got -3"},
       {R"({"batching": {"max_batch_sise": 3}})", "batching.max_batch_sise: unknown key"},
-      {R"({"instances": "two"})", "instances: expected an integer >= 1, got \"two\""},
+      {R"({"instances": "two"})", "instances: expected an integer, got \"two\""},
       {R"({"session": {"provider": "tpu"}})", "unknown provider 'tpu'"},
       {R"({"session": {"execution_mode": "fast"}})", "expected \"sequential\" or \"parallel\""},
       {R"({"bucketing": {"dim": "s", "boundaries": [32, 16]}})", "strictly ascending"},
@@ -93,19 +94,80 @@ TEST(ServeModelRepository, ScansFoldersAndReadsTheirConfigs) {
   dir.Write("a/model.onnx", "x");
   dir.Write("b/model.onnx", "x");
   dir.Write("b/config.json", R"({"instances": 3})");
-  auto sources = ScanModelRepository(dir.path());
-  ASSERT_TRUE(sources.ok()) << sources.error().message;
-  ASSERT_EQ(sources->size(), 2u);
-  EXPECT_EQ((*sources)[0].name, "a");
-  EXPECT_EQ((*sources)[1].config.instances, 3);
+  auto scan = ScanModelRepository(dir.path());
+  ASSERT_TRUE(scan.ok()) << scan.error().message;
+  const auto& sources = scan->models;
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(sources[0].name, "a");
+  EXPECT_EQ(sources[1].config.instances, 3);
+  EXPECT_TRUE(scan->notes.empty());
   dir.Write("a/config.json", R"({"instances": 0})");
   auto bad = ScanModelRepository(dir.path());
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("a/config.json: instances"), std::string::npos) << bad.error().message;
+  EXPECT_NE(
+      bad.error().message.find("a/config.json: instances (--instances): expected an integer from 1 to 256, got 0"),
+      std::string::npos)
+      << bad.error().message;
   EXPECT_FALSE(ModelFromFlag("bad name=" + (dir.path() / "a/model.onnx").string(), std::nullopt).ok());
   auto named = ModelFromFlag("enc=" + (dir.path() / "a/model.onnx").string(), std::nullopt);
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(named->name, "enc");
+}
+
+// A notebook's checkpoint folder or a folder named with a space used to stop the whole server.
+TEST(ServeModelRepository, PassesOverHiddenAndMisnamedFoldersAndNotesModelsOutside) {
+  testing::TempDir dir;
+  testing::TempDir elsewhere;
+  for (const char* folder : {"good", ".ipynb_checkpoints", "my model", "linked"}) {
+    std::filesystem::create_directories(dir.path() / folder);
+  }
+  dir.Write("good/model.onnx", "x");
+  dir.Write(".ipynb_checkpoints/model.onnx", "x");
+  dir.Write("my model/model.onnx", "x");
+  elsewhere.Write("model.onnx", "x");
+  std::filesystem::create_symlink(elsewhere.path() / "model.onnx", dir.path() / "linked/model.onnx");
+  auto scan = ScanModelRepository(dir.path());
+  ASSERT_TRUE(scan.ok()) << scan.error().message;
+  ASSERT_EQ(scan->models.size(), 2u);
+  EXPECT_EQ(scan->models[0].name, "good");
+  EXPECT_EQ(scan->models[1].name, "linked");
+  ASSERT_EQ(scan->notes.size(), 2u);
+  const std::string notes = scan->notes[0] + "\n" + scan->notes[1];
+  EXPECT_NE(notes.find("skipped folder 'my model'"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("contains ' '"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("model 'linked' is served from " +
+                       std::filesystem::weakly_canonical(elsewhere.path() / "model.onnx").string()),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(notes.find("ipynb"), std::string::npos) << notes;
+}
+
+// Command-line overrides go through the same validation as the file (they used to skip it).
+TEST(ServeModelConfig, ValidationCoversValuesSetAfterParsing) {
+  auto config = ParseModelConfig("{}", "c.json");
+  ASSERT_TRUE(config.ok());
+  struct Case {
+    void (*set)(ModelConfig&);
+    const char* expected;
+  };
+  const Case cases[] = {
+      {[](ModelConfig& c) { c.instances = 0; }, "instances (--instances): expected an integer from 1 to 256, got 0"},
+      {[](ModelConfig& c) { c.instances = 100000; }, "got 100000"},
+      {[](ModelConfig& c) { c.batching.max_queue_size = 0; }, "batching.max_queue_size (--max-queue-size)"},
+      {[](ModelConfig& c) { c.batching.max_queue_size = -1; }, "got -1"},
+      {[](ModelConfig& c) { c.batching.max_batch_size = -3; }, "batching.max_batch_size (--max-batch-size)"},
+      {[](ModelConfig& c) { c.batching.timeout_us = -1; }, "batching.timeout_us (--timeout-us)"},
+      {[](ModelConfig& c) { c.session.provider = "tpu"; }, "unknown provider 'tpu'"},
+  };
+  for (const auto& c : cases) {
+    ModelConfig changed = *config;
+    c.set(changed);
+    Status status = ValidateModelConfig(changed, "model 'm'");
+    ASSERT_FALSE(status.ok()) << c.expected;
+    EXPECT_NE(status.error().message.find(c.expected), std::string::npos) << status.error().message;
+    EXPECT_EQ(status.error().message.rfind("model 'm': ", 0), 0u) << status.error().message;
+  }
+  EXPECT_TRUE(ValidateModelConfig(*config, "model 'm'").ok());
 }
 
 }  // namespace

@@ -103,5 +103,25 @@ TEST_F(SynthesisTest, RunNamesTheInputOnMismatch) {
   ASSERT_FALSE(outputs.ok());
 }
 
+// A 69-byte model with a dimension of 2^31 made `run` allocate 8 GiB without a word.
+TEST_F(SynthesisTest, RefusesInputsOverTheMemoryBudgetBeforeAllocating) {
+  TensorSpec huge{"x", true, DataType::kFloat32, {DimSpec{std::int64_t{1} << 31, ""}}};
+  auto refused = SynthesizeInputs({huge}, {}, InputPlan{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("would take 8.0 GiB (the largest, 'x' float32[2147483648], 8.0 GiB)"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("limit of 2.0 GiB"), std::string::npos) << refused.error().message;
+  // Overflowing products are refused too, not wrapped.
+  TensorSpec overflow{"z", true, DataType::kFloat32, {DimSpec{INT64_MAX / 2, ""}, DimSpec{INT64_MAX / 2, ""}}};
+  EXPECT_FALSE(SynthesizeInputs({overflow}, {}, InputPlan{}).ok());
+  InputPlan small;
+  small.max_bytes = 1 << 20;
+  TensorSpec fits{"x", true, DataType::kFloat32, {DimSpec{1 << 18, ""}}};
+  EXPECT_TRUE(SynthesizeInputs({fits}, {}, small).ok());
+  fits.dims[0].value += 1;
+  EXPECT_FALSE(SynthesizeInputs({fits}, {}, small).ok());
+}
+
 }  // namespace
 }  // namespace ortkit

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -5,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx-data_pb.h>
 
@@ -796,6 +799,42 @@ TEST(TensorReaders, SurviveRandomDamage) {
     failures += !ParseTensorProto(bytes, "f.pb").ok();
   }
   EXPECT_GT(failures, 3000);
+}
+
+// The header of each member is shown to the caller before the member is inflated: a member whose
+// shape cannot fit the model is refused at the cost of its header.
+TEST(Npz, HeaderCheckRunsBeforeTheDataIsRead) {
+  testing::TempDir dir;
+  std::vector<NamedTensor> tensors;
+  tensors.push_back({"x", Tensor::Zeros(DataType::kFloat32, {64, 1024}).value()});
+  const auto path = dir.path() / "x.npz";
+  ASSERT_TRUE(WriteNpz(path, tensors, NpzCompression::kDeflated).ok());
+  std::vector<std::string> seen;
+  HeaderCheck refuse = [&](std::string_view name, DataType type, std::span<const std::int64_t> shape) -> Status {
+    seen.push_back(fmt::format("{} {}{}", name, DataTypeName(type), ShapeToString(shape)));
+    return MakeError(ErrorKind::kInvalidArgument, "refused by the check");
+  };
+  auto read = ReadNpz(path, refuse);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message, "refused by the check");
+  EXPECT_EQ(seen, std::vector<std::string>{"x float32[64, 1024]"});
+  auto through = ReadTensors(path, refuse);
+  ASSERT_FALSE(through.ok());
+  EXPECT_EQ(through.error().message, "refused by the check");
+  EXPECT_TRUE(
+      ReadTensors(path, [](std::string_view, DataType, std::span<const std::int64_t>) { return OkStatus(); }).ok());
+}
+
+// A named pipe would block the reader forever: refused by type, never opened.
+TEST(TensorFiles, RefuseSpecialFilesWithoutOpeningThem) {
+  testing::TempDir dir;
+  const auto pipe = dir.path() / "x.npz";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  for (const auto& error : {ReadNpz(pipe).error(), ReadTensors(pipe).error()}) {
+    EXPECT_EQ(error.kind, ErrorKind::kInvalidArgument);
+    EXPECT_NE(error.message.find("is a named pipe (FIFO)"), std::string::npos) << error.message;
+  }
+  EXPECT_NE(ReadNpy("/dev/zero").error().message.find("is a character device"), std::string::npos);
 }
 
 }  // namespace

@@ -98,7 +98,13 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
     const auto eq = item.find('=');
     if (eq != std::string::npos && eq > 0 && is_input(item.substr(0, eq))) {
       const std::string name = item.substr(0, eq);
-      ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item.substr(eq + 1)));
+      // Named for the input whatever the file calls it: checked against that input.
+      const TensorSpec& spec =
+          *std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; });
+      HeaderCheck check = [&](std::string_view, DataType type, std::span<const std::int64_t> shape) {
+        return CheckAgainstSpec(fmt::format("--input {}", item), type, shape, spec);
+      };
+      ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item.substr(eq + 1), check));
       if (tensors.size() != 1) {
         return MakeError(ErrorKind::kInvalidArgument,
                          fmt::format("--input {}: the file holds {} tensors; NAME=FILE takes a file with one", item,
@@ -109,7 +115,7 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
       given.push_back(std::move(tensors[0]));
       continue;
     }
-    ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item));
+    ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(item, InputHeaderCheck(specs)));
     for (auto& t : tensors) {
       if (!is_input(t.name)) {
         std::vector<std::string> names;
@@ -159,6 +165,14 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
         source += "normal(0, 1)";
       else
         source += "integers in [0, 4)";
+      // A negative size other than -1 is no size at all (check reports graph.bad-dimension); it
+      // was taken as dynamic, and the user must hear what it was given.
+      for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+        if (spec.dims[d].value < -1) {
+          source += fmt::format("; the model declares dimension {} as {}, which is not a size: it was given {}", d,
+                                spec.dims[d].value, s->tensor.shape()[d]);
+        }
+      }
       prepared.tensors.push_back(std::move(*s));
       prepared.sources.push_back({spec.name, source});
     }

@@ -141,7 +141,9 @@ std::string ExternalSection(const ModelSummary& s, const Style& style) {
   Table table({"location", "tensors", "bytes read", "file size"}, {false, true, true, true});
   for (const auto& f : s.external_files) {
     table.AddRow({f.location, std::to_string(f.tensors), Bytes(f.bytes),
-                  f.file_bytes ? Bytes(*f.file_bytes) : style.Red("missing")});
+                  f.outside_folder ? style.Red("outside the model's folder (not read)")
+                  : f.file_bytes   ? Bytes(*f.file_bytes)
+                                   : style.Red("missing")});
   }
   return Heading(style, "external data", Plural(s.external_files.size(), "file", "files")) + table.Render(style);
 }
@@ -230,17 +232,19 @@ std::string RenderText(const ModelSummary& s, std::size_t top, const Style& styl
   return out;
 }
 
+// As every command: 2 when the file cannot be read at all, 1 when it was read and is no model.
 int ReportLoadFailure(const ModelLoad& load, const std::string& path, Format format) {
+  const int exit_code = load.io_error ? kExitUsage : kExitFindings;
   if (format == Format::kJson) {
     const std::string error =
         load.diagnoses.empty() ? fmt::format("'{}' could not be read", path) : load.diagnoses.front().message;
     nlohmann::json json = {{"error", error}, {"diagnoses", load.diagnoses}};
     std::cout << JsonText(json) << "\n";
-    return kExitUsage;
+    return exit_code;
   }
   const Style style = Style::ForStream(stderr);
   for (const auto& d : load.diagnoses) std::fputs(RenderDiagnosis(d, style).c_str(), stderr);
-  return kExitUsage;
+  return exit_code;
 }
 
 int Run(const InspectFlags& flags) {

@@ -121,7 +121,7 @@ Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::Ser
       return MakeError(ErrorKind::kInvalidArgument,
                        "--lengths varies synthesised inputs; it cannot be combined with --input-data FILE");
     }
-    ORTKIT_ASSIGN_OR_RETURN(given, ReadTensors(flags.input_data));
+    ORTKIT_ASSIGN_OR_RETURN(given, ReadTensors(flags.input_data, InputHeaderCheck(model.inputs)));
     for (const auto& t : given) {
       if (std::none_of(model.inputs.begin(), model.inputs.end(),
                        [&](const TensorSpec& s) { return s.name == t.name; })) {

@@ -74,7 +74,9 @@ Result<std::vector<serve::ModelSource>> Sources(const ServeFlags& f) {
       return MakeError(ErrorKind::kInvalidArgument,
                        "--config goes with --model; in a repository put DIR/NAME/config.json");
     }
-    ORTKIT_ASSIGN_OR_RETURN(sources, serve::ScanModelRepository(f.repository));
+    ORTKIT_ASSIGN_OR_RETURN(auto scan, serve::ScanModelRepository(f.repository));
+    for (const auto& note : scan.notes) std::fprintf(stderr, "ortkit serve: note: %s\n", note.c_str());
+    sources = std::move(scan.models);
   } else {
     // --config FILE applies to the only model; with several, --config NAME=FILE.
     std::map<std::string, std::filesystem::path> configs;
@@ -106,7 +108,10 @@ Result<std::vector<serve::ModelSource>> Sources(const ServeFlags& f) {
                        fmt::format("--config {}=...: no --model of that name", configs.begin()->first));
     }
   }
-  for (auto& s : sources) Override(f, &s.config);
+  for (auto& s : sources) {
+    Override(f, &s.config);
+    ORTKIT_RETURN_IF_ERROR(serve::ValidateModelConfig(s.config, fmt::format("model '{}'", s.name)));
+  }
   return sources;
 }
 
@@ -232,8 +237,10 @@ void RegisterServe(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--metrics-port", flags->metrics_port, "a separate port for /metrics (-1: on the HTTP port only)")
       ->capture_default_str();
+  // gRPC takes the limit as an int of bytes: 2047 MiB is the most it can say.
   cmd->add_option("--max-body-mb", flags->max_body_mb,
-                  "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond)")
+                  "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond), 1 to 2047")
+      ->check(CLI::Range(1, 2047))
       ->capture_default_str();
   cmd->add_option("--http-max-connections", flags->http_max_connections,
                   "open HTTP connections; further clients wait in the listen backlog")

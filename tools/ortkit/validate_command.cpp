@@ -50,17 +50,19 @@ Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
                        fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
     }
     try {
-      Tolerance t{std::stod(item.substr(middle + 1, last - middle - 1)), std::stod(item.substr(last + 1))};
-      if (t.atol < 0 || t.rtol < 0) throw std::invalid_argument("negative");
+      std::size_t atol_end = 0;
+      std::size_t rtol_end = 0;
+      const std::string atol = item.substr(middle + 1, last - middle - 1);
+      const std::string rtol = item.substr(last + 1);
+      Tolerance t{std::stod(atol, &atol_end), std::stod(rtol, &rtol_end)};
+      if (atol_end != atol.size() || rtol_end != rtol.size()) throw std::invalid_argument("trailing text");
       rules.per_output[item.substr(0, middle)] = t;
     } catch (const std::exception&) {
       return MakeError(ErrorKind::kInvalidArgument,
                        fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
     }
   }
-  if ((rules.atol && *rules.atol < 0) || (rules.rtol && *rules.rtol < 0)) {
-    return MakeError(ErrorKind::kInvalidArgument, "--atol and --rtol must be >= 0");
-  }
+  ORTKIT_RETURN_IF_ERROR(rules.Validate());
   return rules;
 }
 

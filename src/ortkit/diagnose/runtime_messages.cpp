@@ -261,6 +261,22 @@ constexpr std::array kEntries = std::to_array<Entry>({
                        "onnx.version_converter.convert_version(model, {0}), or upgrade ONNX Runtime.", f[3])
          : fmt::format("Import domain {} at opset {} or lower, or upgrade ONNX Runtime.", f[2], f[3]);
    }},
+  // ONNX Runtime 1.29 checks every external data path against the model's folder.
+  {{"external-data.path-escapes",
+    R"re(External data path validation failed for initializer: (\S+?)\. Error: (?:External data path escapes model directory\. External data path: "([^"]*)" resolved path: "([^"]*)"|(Absolute path not allowed))?)re"},
+   {.tensor = 1},
+   [](const Facts& f) {
+     if (f.match[3].matched) {
+       return fmt::format("ONNX Runtime refuses initializer '{}': its external data '{}' resolves to {}, outside the "
+                          "model's folder",
+                          f[1], f[2], f[3]);
+     }
+     if (f.match[4].matched) {
+       return fmt::format("ONNX Runtime refuses initializer '{}': its external data location is an absolute path",
+                          f[1]);
+     }
+     return fmt::format("ONNX Runtime refuses the external data path of initializer '{}'", f[1]);
+   }},
   {{"runtime.missing-opset-import", R"re(No opset import for domain '([^']*)')re"}, {},
    [](const Facts& f) {
      return fmt::format("{} uses domain '{}', which the model does not list in its opset imports", f.Node(), f[1]);

@@ -311,6 +311,7 @@ DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses) {
 
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
   if (options.providers.empty()) return MakeError(ErrorKind::kInvalidArgument, "no provider given");
+  ORTKIT_RETURN_IF_ERROR(options.tolerance.Validate());
   for (const auto& name : options.providers) {
     if (FindProvider(name) == nullptr) {
       return MakeError(ErrorKind::kInvalidArgument,

@@ -1,5 +1,6 @@
 #include "ortkit/model/external_data.h"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <map>
@@ -47,6 +48,30 @@ void AddTensor(const onnx::TensorProto& tensor, std::vector<ExternalTensor>* out
 
 }  // namespace
 
+Result<std::filesystem::path> ResolveExternalLocation(const std::filesystem::path& base, const std::string& location) {
+  namespace fs = std::filesystem;
+  const fs::path relative(location);
+  auto outside = [&](std::string_view why) {
+    return MakeError(ErrorKind::kInvalidModel,
+                     fmt::format("the external data location '{}' {}, outside the model's folder", location, why));
+  };
+  if (relative.is_absolute()) return outside("is an absolute path");
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(fs::absolute(base, ec), ec);
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("the model's folder {}: {}", base.string(), ec.message()));
+  const fs::path full = fs::weakly_canonical(folder / relative, ec);
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("external data file '{}': {}", location, ec.message()));
+  // Inside when the folder's components are a prefix of the file's.
+  auto [in_folder, in_file] = std::mismatch(folder.begin(), folder.end(), full.begin(), full.end());
+  const bool empty_tail = in_folder != folder.end() && in_folder->empty() && std::next(in_folder) == folder.end();
+  if (in_folder != folder.end() && !empty_tail) {
+    const bool climbs = std::any_of(relative.begin(), relative.end(), [](const fs::path& p) { return p == ".."; });
+    return outside(climbs ? fmt::format("climbs out with '..' to {}", full.string())
+                          : fmt::format("leads through a symbolic link to {}", full.string()));
+  }
+  return full;
+}
+
 std::vector<ExternalTensor> ListExternalTensors(const onnx::ModelProto& model, std::vector<Diagnosis>* problems) {
   std::vector<ExternalTensor> out;
   ForEachGraph(model.graph(), [&](const onnx::GraphProto& graph, const std::string&) {
@@ -75,24 +100,22 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
     Location where;
     where.tensor = t.tensor;
     where.file = t.location;
-    const std::filesystem::path location(t.location);
-    bool escapes = location.is_absolute();
-    for (const auto& part : location) escapes = escapes || part == "..";
-    if (escapes) {
-      out.push_back(Diagnose(
-          "external-data.path-escapes",
-          fmt::format("tensor '{}' stores its data at '{}', outside the model's folder", t.tensor, t.location), where));
-    }
-    const std::filesystem::path full = location.is_absolute() ? location : base / location;
     auto [it, inserted] = file_sizes.try_emplace(t.location, -1);
     if (inserted) {
+      auto full = ResolveExternalLocation(base, t.location);
+      if (!full.ok()) {
+        // Not looked at any further: the file outside is none of the model's business.
+        out.push_back(Diagnose("external-data.path-escapes",
+                               fmt::format("tensor '{}': {}", t.tensor, full.error().message), where));
+        continue;
+      }
       std::error_code ec;
-      if (std::filesystem::is_regular_file(full, ec))
-        it->second = static_cast<std::int64_t>(std::filesystem::file_size(full, ec));
+      if (std::filesystem::is_regular_file(*full, ec))
+        it->second = static_cast<std::int64_t>(std::filesystem::file_size(*full, ec));
       if (it->second < 0) {
         out.push_back(Diagnose("external-data.missing-file",
                                fmt::format("external data file '{}' (first needed by tensor '{}') is not at {}",
-                                           t.location, t.tensor, full.string()),
+                                           t.location, t.tensor, full->string()),
                                where));
       }
     }

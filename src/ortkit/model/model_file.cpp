@@ -1,5 +1,6 @@
 #include "ortkit/model/model_file.h"
 
+#include "ortkit/core/files.h"
 #include "ortkit/core/units.h"
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 
 namespace ortkit {
 namespace {
@@ -329,8 +331,52 @@ std::vector<Diagnosis> DiagnoseContent(std::string_view head, std::uint64_t size
   return out;
 }
 
+// Protobuf's parser refuses messages nested deeper than this (protobuf's own default is 100; ONNX
+// models nest a graph three levels per If/Loop body, and real ones stay far below).
+constexpr int kRecursionLimit = 1000;
+
+// How deep the message nests, following the ONNX schema through every message-typed field (graphs
+// inside node attributes, types inside types), counted up to `stop_at` + 1 at most. Iterative, so
+// that a depth bomb cannot exhaust the stack here either.
+int NestingDepth(pbio::ZeroCopyInputStream* stream, int stop_at) {
+  namespace pb = google::protobuf;
+  using pb::internal::WireFormatLite;
+  pbio::CodedInputStream in(stream);
+  in.SetTotalBytesLimit(INT_MAX);
+  struct Level {
+    const pb::Descriptor* type;
+    pbio::CodedInputStream::Limit limit;
+  };
+  std::vector<Level> stack{{onnx::ModelProto::descriptor(), 0}};
+  int deepest = 1;
+  while (true) {
+    const std::uint32_t tag = in.ReadTag();
+    if (tag == 0) {  // the end of the current message, or of the data
+      if (stack.size() == 1) break;
+      in.PopLimit(stack.back().limit);
+      stack.pop_back();
+      continue;
+    }
+    const pb::FieldDescriptor* field =
+        stack.back().type->FindFieldByNumber(static_cast<int>(WireFormatLite::GetTagFieldNumber(tag)));
+    if (field != nullptr && field->type() == pb::FieldDescriptor::TYPE_MESSAGE &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      std::uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) break;
+      stack.push_back(
+          {field->message_type(), in.PushLimit(static_cast<int>(std::min<std::uint32_t>(length, INT_MAX)))});
+      deepest = std::max(deepest, static_cast<int>(stack.size()));
+      if (deepest > stop_at) break;
+      continue;
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) break;
+  }
+  return deepest;
+}
+
 ModelLoad ParseStream(pbio::ZeroCopyInputStream* walk_stream, pbio::ZeroCopyInputStream* parse_stream,
-                      std::string_view head, std::uint64_t size, const std::string& name) {
+                      pbio::ZeroCopyInputStream* depth_stream, std::string_view head, std::uint64_t size,
+                      const std::string& name) {
   ModelLoad load;
   load.diagnoses = DiagnoseContent(head, size, name);
   if (!load.diagnoses.empty()) return load;
@@ -354,8 +400,17 @@ ModelLoad ParseStream(pbio::ZeroCopyInputStream* walk_stream, pbio::ZeroCopyInpu
   auto proto = std::make_unique<onnx::ModelProto>();
   pbio::CodedInputStream in(parse_stream);
   in.SetTotalBytesLimit(INT_MAX);
-  in.SetRecursionLimit(1000);
+  in.SetRecursionLimit(kRecursionLimit);
   if (!proto->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    if (const int depth = NestingDepth(depth_stream, kRecursionLimit); depth > kRecursionLimit) {
+      load.diagnoses.push_back(FileDiagnosis(
+          "file.nesting-too-deep",
+          fmt::format("'{}' ({}) nests its messages more than {} levels deep (graphs inside node attributes, or "
+                      "types inside types); the protobuf parser refuses such depth",
+                      name, SizeText(size), kRecursionLimit),
+          name));
+      return load;
+    }
     load.diagnoses.push_back(
         FileDiagnosis("file.not-onnx",
                       fmt::format("'{}' ({}) is not a valid ONNX model: its top-level fields are intact but a nested "
@@ -421,6 +476,13 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
     load.diagnoses.push_back(std::move(d));
     return load;
   }
+  if (!std::filesystem::is_regular_file(status)) {
+    // Opening a named pipe would wait for a writer forever; a device has no size and no end.
+    load.io_error = true;
+    load.diagnoses.push_back(FileDiagnosis(
+        "file.not-regular", fmt::format("'{}' is {}, not a regular file", name, DescribeFileType(status)), name));
+    return load;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     load.io_error = true;
@@ -444,7 +506,11 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
     // The parse stream must start at offset 0 again: a second stream over a dup'd descriptor.
     const int parse_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     pbio::FileInputStream parse_stream(parse_fd, 1 << 20);
-    load = ParseStream(&walk_stream, &parse_stream, head, size, name);
+    // Read only when the parse fails, to tell a depth bomb from corruption.
+    const int depth_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    pbio::FileInputStream depth_stream(depth_fd, 1 << 16);
+    load = ParseStream(&walk_stream, &parse_stream, &depth_stream, head, size, name);
+    ::close(depth_fd);
     ::close(parse_fd);
   }
   ::close(fd);
@@ -462,7 +528,8 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
 ModelLoad ParseModelBytes(std::string_view bytes, const std::string& name) {
   pbio::ArrayInputStream walk_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
   pbio::ArrayInputStream parse_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
-  return ParseStream(&walk_stream, &parse_stream, bytes.substr(0, 4096), bytes.size(), name);
+  pbio::ArrayInputStream depth_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
+  return ParseStream(&walk_stream, &parse_stream, &depth_stream, bytes.substr(0, 4096), bytes.size(), name);
 }
 
 }  // namespace ortkit

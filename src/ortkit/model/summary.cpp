@@ -205,11 +205,12 @@ void SummarizeExternalData(const ModelFile& model, ModelSummary& out) {
     if (inserted) {
       ExternalFileSummary file;
       file.location = t.location;
-      const std::filesystem::path location(t.location);
       std::error_code ec;
-      const auto full = location.is_absolute() ? location : base / location;
-      if (std::filesystem::is_regular_file(full, ec)) {
-        const auto size = std::filesystem::file_size(full, ec);
+      // A location outside the model's folder is reported as such, and nothing is said of the file there.
+      const auto full = ResolveExternalLocation(base, t.location);
+      file.outside_folder = !full.ok();
+      if (full.ok() && std::filesystem::is_regular_file(*full, ec)) {
+        const auto size = std::filesystem::file_size(*full, ec);
         if (!ec) file.file_bytes = size;
       }
       out.external_files.push_back(std::move(file));
@@ -404,7 +405,8 @@ void to_json(nlohmann::json& json, const ModelSummary& s) {
     external.push_back({{"location", f.location},
                         {"tensors", f.tensors},
                         {"bytes", f.bytes},
-                        {"file_bytes", OptionalBytes(f.file_bytes)}});
+                        {"file_bytes", OptionalBytes(f.file_bytes)},
+                        {"outside_folder", f.outside_folder}});
   }
   auto subgraphs = nlohmann::json::array();
   for (const auto& g : s.subgraphs)

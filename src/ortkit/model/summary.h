@@ -79,7 +79,8 @@ struct ExternalFileSummary {
   std::string location;  ///< as written in the model
   std::uint64_t tensors = 0;
   std::uint64_t bytes = 0;                  ///< bytes the model reads from it (declared lengths, else tensor sizes)
-  std::optional<std::uint64_t> file_bytes;  ///< size on disk; empty when the file is missing
+  std::optional<std::uint64_t> file_bytes;  ///< size on disk; empty when missing or outside the folder
+  bool outside_folder = false;              ///< absolute, or resolves outside the model's folder: not looked at
 };
 
 struct SubgraphSummary {

@@ -112,6 +112,37 @@ Result<std::vector<TensorSpec>> DescribeOutputs(Session& session) {
       [&](std::size_t i) { return s.GetOutputTypeInfo(i); });
 }
 
+Status CheckAgainstSpec(std::string_view what, DataType type, std::span<const std::int64_t> shape,
+                        const TensorSpec& spec) {
+  if (!spec.is_tensor) return OkStatus();
+  const std::string given = std::string(DataTypeName(type)) + ShapeToString(shape);
+  if (spec.type != type) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} is {} but the model expects {}", what, given, spec.Describe()));
+  }
+  if (spec.dims.size() != shape.size()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} has rank {} ({}) but the model expects rank {} ({})", what, shape.size(), given,
+                                 spec.dims.size(), spec.Describe()));
+  }
+  for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+    if (spec.dims[d].fixed() && spec.dims[d].value != shape[d]) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("{} dimension {} is {} but the model fixes it to {} (model expects {}, got {})",
+                                   what, d, shape[d], spec.dims[d].value, spec.Describe(), given));
+    }
+  }
+  return OkStatus();
+}
+
+HeaderCheck InputHeaderCheck(const std::vector<TensorSpec>& inputs) {
+  return [&inputs](std::string_view name, DataType type, std::span<const std::int64_t> shape) -> Status {
+    auto spec = std::find_if(inputs.begin(), inputs.end(), [&](const TensorSpec& s) { return s.name == name; });
+    if (spec == inputs.end()) return OkStatus();  // not an input: the caller says what it is
+    return CheckAgainstSpec(fmt::format("input '{}'", name), type, shape, *spec);
+  };
+}
+
 Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<TensorSpec>& specs) {
   for (const auto& in : inputs) {
     auto spec = std::find_if(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == in.name; });
@@ -121,25 +152,8 @@ Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<Tensor
       return MakeError(ErrorKind::kInvalidArgument, fmt::format("the model has no input named '{}'; its inputs are: {}",
                                                                 in.name, fmt::join(names, ", ")));
     }
-    if (!spec->is_tensor) continue;
-    if (spec->type != in.tensor.type()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("input '{}' is {} but the model expects {}", in.name,
-                                                                in.tensor.Describe(), spec->Describe()));
-    }
-    if (spec->dims.size() != in.tensor.shape().size()) {
-      return MakeError(
-          ErrorKind::kInvalidArgument,
-          fmt::format("input '{}' has rank {} ({}) but the model expects rank {} ({})", in.name,
-                      in.tensor.shape().size(), in.tensor.Describe(), spec->dims.size(), spec->Describe()));
-    }
-    for (std::size_t d = 0; d < spec->dims.size(); ++d) {
-      if (spec->dims[d].fixed() && spec->dims[d].value != in.tensor.shape()[d]) {
-        return MakeError(
-            ErrorKind::kInvalidArgument,
-            fmt::format("input '{}' dimension {} is {} but the model fixes it to {} (model expects {}, got {})",
-                        in.name, d, in.tensor.shape()[d], spec->dims[d].value, spec->Describe(), in.tensor.Describe()));
-      }
-    }
+    ORTKIT_RETURN_IF_ERROR(
+        CheckAgainstSpec(fmt::format("input '{}'", in.name), in.tensor.type(), in.tensor.shape(), *spec));
   }
   for (const auto& spec : specs) {
     if (std::none_of(inputs.begin(), inputs.end(), [&](const NamedTensor& t) { return t.name == spec.name; })) {

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit {
@@ -32,6 +34,16 @@ struct TensorSpec {
   /// "float32[batch, 3, 224, 224]"
   std::string Describe() const;
 };
+
+/// Whether a tensor of `type` and `shape` fits `spec` (element type, rank, fixed dimensions);
+/// kInvalidArgument naming `what` ("input 'x'") otherwise. Always OK for non-tensor specs.
+Status CheckAgainstSpec(std::string_view what, DataType type, std::span<const std::int64_t> shape,
+                        const TensorSpec& spec);
+
+/// A HeaderCheck for tensor files that feed the model: a tensor named after an input must fit it
+/// (CheckAgainstSpec); other names pass, for the caller to place or refuse. Keeps a reference to
+/// `inputs`, which must outlive it.
+HeaderCheck InputHeaderCheck(const std::vector<TensorSpec>& inputs);
 
 Result<std::vector<TensorSpec>> DescribeInputs(Session& session);
 Result<std::vector<TensorSpec>> DescribeOutputs(Session& session);

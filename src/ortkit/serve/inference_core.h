@@ -23,8 +23,10 @@ struct InferRequest {
   std::string id;             ///< echoed in the response
   std::vector<NamedTensor> inputs;
   std::vector<std::string> outputs;  ///< empty: every output, in the model's order
-  int priority = 0;                  ///< 1 is the most urgent .. priority_levels; 0: the lowest level
-  std::int64_t timeout_us = 0;       ///< queue deadline; 0: the model's batching.timeout_us
+  /// 1 is the most urgent .. priority_levels; 0: the lowest level. Wide, so that the front ends
+  /// pass any integer on and the core refuses it with one message for HTTP and gRPC alike.
+  std::int64_t priority = 0;
+  std::int64_t timeout_us = 0;  ///< queue deadline, >= 0; 0: the model's batching.timeout_us
 };
 
 struct InferResponse {

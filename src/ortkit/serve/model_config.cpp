@@ -1,12 +1,16 @@
 #include "ortkit/serve/model_config.h"
 
 #include <algorithm>
+#include <climits>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "ortkit/core/files.h"
 
 namespace ortkit::serve {
 namespace {
@@ -28,19 +32,21 @@ class Reader {
     auto it = object_.find(key);
     return it == object_.end() ? nullptr : &*it;
   }
-  Status Int(const std::string& key, std::int64_t min, std::int64_t* out) {
+  // Integers are read here and their ranges checked by ValidateModelConfig, which also sees the
+  // values that command-line flags put in.
+  Status Int(const std::string& key, std::int64_t* out) {
     const json* v = Find(key);
     if (v == nullptr) return OkStatus();
-    if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
-      return Fail(key, fmt::format("expected an integer >= {}, got {}", min, v->dump()));
+    if (!v->is_number_integer() || (v->is_number_unsigned() && v->get<std::uint64_t>() > INT64_MAX)) {
+      return Fail(key, fmt::format("expected an integer, got {}", v->dump()));
     }
     *out = v->get<std::int64_t>();
     return OkStatus();
   }
-  Status Int(const std::string& key, std::int64_t min, int* out) {
+  Status Int(const std::string& key, int* out) {
     std::int64_t wide = *out;
-    ORTKIT_RETURN_IF_ERROR(Int(key, min, &wide));
-    if (wide > 1'000'000'000) return Fail(key, fmt::format("{} is too large", wide));
+    ORTKIT_RETURN_IF_ERROR(Int(key, &wide));
+    if (wide < INT_MIN || wide > INT_MAX) return Fail(key, fmt::format("{} is out of range", wide));
     *out = static_cast<int>(wide);
     return OkStatus();
   }
@@ -59,14 +65,16 @@ class Reader {
     return OkStatus();
   }
   template <typename T>
-  Status IntList(const std::string& key, std::int64_t min, std::vector<T>* out) {
+  Status IntList(const std::string& key, std::vector<T>* out) {
     const json* v = Find(key);
     if (v == nullptr) return OkStatus();
     if (!v->is_array()) return Fail(key, fmt::format("expected a list of integers, got {}", v->dump()));
     out->clear();
     for (const auto& e : *v) {
-      if (!e.is_number_integer() || e.get<std::int64_t>() < min) {
-        return Fail(key, fmt::format("expected integers >= {}, got {}", min, e.dump()));
+      if (!e.is_number_integer() || e.get<std::int64_t>() < std::numeric_limits<T>::min() ||
+          (e.is_number_unsigned() ? e.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                                  : e.get<std::int64_t>() > std::numeric_limits<T>::max())) {
+        return Fail(key, fmt::format("expected integers, got {}", e.dump()));
       }
       out->push_back(static_cast<T>(e.get<std::int64_t>()));
     }
@@ -97,42 +105,27 @@ class Reader {
 Status ParseSession(const json& object, std::string_view origin, SessionSettings* out) {
   Reader r(object, "session.", origin);
   ORTKIT_RETURN_IF_ERROR(r.String("provider", &out->provider));
-  if (FindProvider(out->provider) == nullptr) {
-    std::string known;
-    for (auto name : KnownProviderNames()) known += (known.empty() ? "" : ", ") + std::string(name);
-    return r.Fail("provider", fmt::format("unknown provider '{}' (known: {})", out->provider, known));
-  }
-  ORTKIT_RETURN_IF_ERROR(r.Int("intra_op_threads", 0, &out->intra_op_threads));
-  ORTKIT_RETURN_IF_ERROR(r.Int("inter_op_threads", 0, &out->inter_op_threads));
+  ORTKIT_RETURN_IF_ERROR(r.Int("intra_op_threads", &out->intra_op_threads));
+  ORTKIT_RETURN_IF_ERROR(r.Int("inter_op_threads", &out->inter_op_threads));
   std::string mode = out->sequential_execution ? "sequential" : "parallel";
   ORTKIT_RETURN_IF_ERROR(r.String("execution_mode", &mode));
   if (mode != "sequential" && mode != "parallel") {
     return r.Fail("execution_mode", fmt::format("expected \"sequential\" or \"parallel\", got \"{}\"", mode));
   }
   out->sequential_execution = mode == "sequential";
-  ORTKIT_RETURN_IF_ERROR(r.Int("optimization_level", 0, &out->optimization_level));
-  static constexpr int kLevels[] = {0, 1, 2, 99};
-  if (std::find(std::begin(kLevels), std::end(kLevels), out->optimization_level) == std::end(kLevels)) {
-    return r.Fail("optimization_level", fmt::format("expected 0, 1, 2 or 99, got {}", out->optimization_level));
-  }
+  ORTKIT_RETURN_IF_ERROR(r.Int("optimization_level", &out->optimization_level));
   return r.NoUnknownKeys();
 }
 
 Status ParseBatching(const json& object, std::string_view origin, BatchingConfig* out) {
   Reader r(object, "batching.", origin);
   ORTKIT_RETURN_IF_ERROR(r.Bool("enabled", &out->enabled));
-  ORTKIT_RETURN_IF_ERROR(r.Int("max_batch_size", 0, &out->max_batch_size));
-  ORTKIT_RETURN_IF_ERROR(r.Int("max_queue_delay_us", 0, &out->max_queue_delay_us));
-  ORTKIT_RETURN_IF_ERROR(r.IntList("preferred_batch_sizes", 1, &out->preferred_batch_sizes));
-  ORTKIT_RETURN_IF_ERROR(r.Int("max_queue_size", 1, &out->max_queue_size));
-  ORTKIT_RETURN_IF_ERROR(r.Int("timeout_us", 0, &out->timeout_us));
-  ORTKIT_RETURN_IF_ERROR(r.Int("priority_levels", 1, &out->priority_levels));
-  for (int size : out->preferred_batch_sizes) {
-    if (out->max_batch_size > 0 && size > out->max_batch_size) {
-      return r.Fail("preferred_batch_sizes",
-                    fmt::format("{} is larger than max_batch_size {}", size, out->max_batch_size));
-    }
-  }
+  ORTKIT_RETURN_IF_ERROR(r.Int("max_batch_size", &out->max_batch_size));
+  ORTKIT_RETURN_IF_ERROR(r.Int("max_queue_delay_us", &out->max_queue_delay_us));
+  ORTKIT_RETURN_IF_ERROR(r.IntList("preferred_batch_sizes", &out->preferred_batch_sizes));
+  ORTKIT_RETURN_IF_ERROR(r.Int("max_queue_size", &out->max_queue_size));
+  ORTKIT_RETURN_IF_ERROR(r.Int("timeout_us", &out->timeout_us));
+  ORTKIT_RETURN_IF_ERROR(r.Int("priority_levels", &out->priority_levels));
   std::sort(out->preferred_batch_sizes.begin(), out->preferred_batch_sizes.end());
   return r.NoUnknownKeys();
 }
@@ -142,17 +135,11 @@ Status ParseBucketing(const json& object, std::string_view origin, BucketingConf
   out->enabled = true;
   ORTKIT_RETURN_IF_ERROR(r.String("dim", &out->dim));
   if (out->dim.empty()) return r.Fail("dim", "required: the symbolic dimension to pad (e.g. \"seq_len\")");
-  ORTKIT_RETURN_IF_ERROR(r.IntList("boundaries", 1, &out->boundaries));
-  ORTKIT_RETURN_IF_ERROR(r.Int("multiple_of", 1, &out->multiple_of));
+  ORTKIT_RETURN_IF_ERROR(r.IntList("boundaries", &out->boundaries));
+  ORTKIT_RETURN_IF_ERROR(r.Int("multiple_of", &out->multiple_of));
   ORTKIT_RETURN_IF_ERROR(r.String("mask_input", &out->mask_input));
   if (out->boundaries.empty() == (out->multiple_of == 0)) {
     return r.Fail("boundaries", "give exactly one of \"boundaries\" (a list) and \"multiple_of\" (an integer)");
-  }
-  for (std::size_t i = 1; i < out->boundaries.size(); ++i) {
-    if (out->boundaries[i] <= out->boundaries[i - 1]) {
-      return r.Fail("boundaries", fmt::format("must be strictly ascending, but {} follows {}", out->boundaries[i],
-                                              out->boundaries[i - 1]));
-    }
   }
   return r.NoUnknownKeys();
 }
@@ -165,10 +152,9 @@ Status ParseWarmup(const json& object, std::string_view origin, WarmupConfig* ou
     for (const auto& [key, value] : dims->items()) {
       std::vector<std::int64_t> sizes;
       if (value.is_number_integer()) {
-        if (value.get<std::int64_t>() < 1) return d.Fail(key, fmt::format("expected sizes >= 1, got {}", value.dump()));
         sizes.push_back(value.get<std::int64_t>());
       } else {
-        ORTKIT_RETURN_IF_ERROR(d.IntList(key, 1, &sizes));
+        ORTKIT_RETURN_IF_ERROR(d.IntList(key, &sizes));
       }
       out->dims[key] = std::move(sizes);
     }
@@ -176,7 +162,103 @@ Status ParseWarmup(const json& object, std::string_view origin, WarmupConfig* ou
   return r.NoUnknownKeys();
 }
 
+// One integer's allowed range, with the command-line flag that can also set it.
+struct Range {
+  std::string_view key;
+  std::string_view flag;  // empty: only the file sets it
+  std::int64_t min;
+  std::int64_t max;
+};
+
+// The limits keep a value from exhausting the machine at start-up (an instance is a session and its
+// threads; a queue slot holds a request) while staying far above any useful setting.
+constexpr std::int64_t kNoMax = INT64_MAX;
+constexpr Range kRanges[] = {
+    {"instances", "--instances", 1, 256},
+    {"session.intra_op_threads", "--intra-op-threads", 0, 1024},
+    {"session.inter_op_threads", "", 0, 1024},
+    {"batching.max_batch_size", "--max-batch-size", 0, 1 << 16},
+    {"batching.max_queue_delay_us", "--max-queue-delay-us", 0, 60'000'000},
+    {"batching.max_queue_size", "--max-queue-size", 1, 1'000'000},
+    {"batching.timeout_us", "--timeout-us", 0, kNoMax},
+    {"batching.priority_levels", "", 1, 1000},
+    {"bucketing.multiple_of", "", 0, 1 << 30},
+};
+
+class Checker {
+ public:
+  explicit Checker(std::string_view origin) : origin_(origin) {}
+
+  Error Fail(std::string_view key, std::string_view flag, const std::string& what) const {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{}: {}{}: {}", origin_, key, flag.empty() ? "" : fmt::format(" ({})", flag), what));
+  }
+  Status InRange(std::string_view key, std::int64_t value) const {
+    for (const Range& r : kRanges) {
+      if (r.key != key) continue;
+      if (value >= r.min && value <= r.max) return OkStatus();
+      return Fail(key, r.flag,
+                  r.max == kNoMax ? fmt::format("expected an integer >= {}, got {}", r.min, value)
+                                  : fmt::format("expected an integer from {} to {}, got {}", r.min, r.max, value));
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string_view origin_;
+};
+
 }  // namespace
+
+Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
+  const Checker check(origin);
+  ORTKIT_RETURN_IF_ERROR(check.InRange("instances", c.instances));
+  const SessionSettings& s = c.session;
+  if (FindProvider(s.provider) == nullptr) {
+    std::string known;
+    for (auto name : KnownProviderNames()) known += (known.empty() ? "" : ", ") + std::string(name);
+    return check.Fail("session.provider", "--provider",
+                      fmt::format("unknown provider '{}' (known: {})", s.provider, known));
+  }
+  ORTKIT_RETURN_IF_ERROR(check.InRange("session.intra_op_threads", s.intra_op_threads));
+  ORTKIT_RETURN_IF_ERROR(check.InRange("session.inter_op_threads", s.inter_op_threads));
+  static constexpr int kLevels[] = {0, 1, 2, 99};
+  if (std::find(std::begin(kLevels), std::end(kLevels), s.optimization_level) == std::end(kLevels)) {
+    return check.Fail("session.optimization_level", "",
+                      fmt::format("expected 0, 1, 2 or 99, got {}", s.optimization_level));
+  }
+  const BatchingConfig& b = c.batching;
+  ORTKIT_RETURN_IF_ERROR(check.InRange("batching.max_batch_size", b.max_batch_size));
+  ORTKIT_RETURN_IF_ERROR(check.InRange("batching.max_queue_delay_us", b.max_queue_delay_us));
+  ORTKIT_RETURN_IF_ERROR(check.InRange("batching.max_queue_size", b.max_queue_size));
+  ORTKIT_RETURN_IF_ERROR(check.InRange("batching.timeout_us", b.timeout_us));
+  ORTKIT_RETURN_IF_ERROR(check.InRange("batching.priority_levels", b.priority_levels));
+  for (int size : b.preferred_batch_sizes) {
+    if (size < 1 || (b.max_batch_size > 0 && size > b.max_batch_size)) {
+      return check.Fail("batching.preferred_batch_sizes", "",
+                        size < 1 ? fmt::format("expected sizes >= 1, got {}", size)
+                                 : fmt::format("{} is larger than max_batch_size {}", size, b.max_batch_size));
+    }
+  }
+  const BucketingConfig& k = c.bucketing;
+  ORTKIT_RETURN_IF_ERROR(check.InRange("bucketing.multiple_of", k.multiple_of));
+  for (std::size_t i = 0; i < k.boundaries.size(); ++i) {
+    if (k.boundaries[i] < 1) {
+      return check.Fail("bucketing.boundaries", "", fmt::format("expected sizes >= 1, got {}", k.boundaries[i]));
+    }
+    if (i > 0 && k.boundaries[i] <= k.boundaries[i - 1]) {
+      return check.Fail(
+          "bucketing.boundaries", "",
+          fmt::format("must be strictly ascending, but {} follows {}", k.boundaries[i], k.boundaries[i - 1]));
+    }
+  }
+  for (const auto& [dim, sizes] : c.warmup.dims) {
+    for (std::int64_t size : sizes) {
+      if (size < 1) return check.Fail("warmup.dims." + dim, "", fmt::format("expected sizes >= 1, got {}", size));
+    }
+  }
+  return OkStatus();
+}
 
 std::int64_t BucketingConfig::BucketFor(std::int64_t length) const {
   if (multiple_of > 0) return (length + multiple_of - 1) / multiple_of * multiple_of;
@@ -213,7 +295,7 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
   Reader r(root, "", origin);
   r.Find("tuning");  // written by bench --tune for people; the server does not read it
   ORTKIT_RETURN_IF_ERROR(r.String("name", &config.name));
-  ORTKIT_RETURN_IF_ERROR(r.Int("instances", 1, &config.instances));
+  ORTKIT_RETURN_IF_ERROR(r.Int("instances", &config.instances));
   ORTKIT_ASSIGN_OR_RETURN(const json* session, r.Object("session", false));
   if (session) ORTKIT_RETURN_IF_ERROR(ParseSession(*session, origin, &config.session));
   ORTKIT_ASSIGN_OR_RETURN(const json* batching, r.Object("batching", false));
@@ -223,10 +305,13 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
   ORTKIT_ASSIGN_OR_RETURN(const json* warmup, r.Object("warmup", false));
   if (warmup) ORTKIT_RETURN_IF_ERROR(ParseWarmup(*warmup, origin, &config.warmup));
   ORTKIT_RETURN_IF_ERROR(r.NoUnknownKeys());
+  ORTKIT_RETURN_IF_ERROR(ValidateModelConfig(config, origin));
   return config;
 }
 
 Result<ModelConfig> LoadModelConfig(const std::filesystem::path& path) {
+  auto size = RegularFileSize(path, "a configuration file");
+  if (!size.ok()) return MakeError(size.error().kind, "--config " + size.error().message);
   std::ifstream in(path, std::ios::binary);
   if (!in) return MakeError(ErrorKind::kIo, fmt::format("cannot read the configuration file {}", path.string()));
   std::stringstream buffer;

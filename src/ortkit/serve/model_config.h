@@ -75,6 +75,11 @@ struct ModelConfig {
 /// the key and the value ("encoder.json: batching.max_batch_size: expected an integer >= 0, got -3").
 Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_view origin);
 
+/// Checks every value's range and the keys that depend on each other. ParseModelConfig runs it on
+/// the file; run it again after anything else changes the configuration (command-line flags).
+/// Errors are kInvalidArgument and name `origin`, the key, its flag when one sets it, and the value.
+Status ValidateModelConfig(const ModelConfig& config, std::string_view origin);
+
 /// Reads and parses `path` (kIo when it cannot be read).
 Result<ModelConfig> LoadModelConfig(const std::filesystem::path& path);
 

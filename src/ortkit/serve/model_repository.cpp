@@ -44,36 +44,51 @@ Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<s
   return source;
 }
 
-Result<std::vector<ModelSource>> ScanModelRepository(const std::filesystem::path& dir) {
+Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
+  if (!fs::is_directory(dir, ec)) {
     return MakeError(ErrorKind::kNotFound, fmt::format("--model-repository {}: not a folder", dir.string()));
   }
-  std::vector<ModelSource> sources;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (!entry.is_directory()) continue;
-    const auto model = entry.path() / "model.onnx";
+  const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
+  RepositoryScan scan;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string folder = entry.path().filename().string();
     std::error_code missing;
-    if (!std::filesystem::is_regular_file(model, missing)) continue;
+    if (folder.front() == '.' || !entry.is_directory(missing)) continue;
+    const auto model = entry.path() / "model.onnx";
+    if (!fs::is_regular_file(model, missing)) continue;
+    if (Status name = CheckModelName(folder); !name.ok()) {
+      scan.notes.push_back(fmt::format("skipped folder '{}' of the repository: {}", folder, name.error().message));
+      continue;
+    }
     ModelSource source;
     source.path = model;
     const auto config = entry.path() / "config.json";
-    if (std::filesystem::is_regular_file(config, missing)) {
+    if (fs::is_regular_file(config, missing)) {
       ORTKIT_ASSIGN_OR_RETURN(source.config, LoadModelConfig(config));
     }
     // The folder names the model, as in Triton's repositories; the file's "name" only when it agrees.
-    source.name = entry.path().filename().string();
+    source.name = folder;
     source.config.name = source.name;
-    ORTKIT_RETURN_IF_ERROR(CheckModelName(source.name));
-    sources.push_back(std::move(source));
+    const fs::path real = fs::weakly_canonical(model, missing);
+    if (!missing && std::mismatch(root.begin(), root.end(), real.begin(), real.end()).first != root.end()) {
+      scan.notes.push_back(
+          fmt::format("model '{}' is served from {}, outside the repository {} (through a "
+                      "symbolic link)",
+                      source.name, real.string(), root.string()));
+    }
+    scan.models.push_back(std::move(source));
   }
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("--model-repository {}: {}", dir.string(), ec.message()));
-  if (sources.empty()) {
+  if (scan.models.empty()) {
+    std::string skipped;
+    for (const auto& note : scan.notes) skipped += "; " + note;
     return MakeError(ErrorKind::kNotFound,
-                     fmt::format("--model-repository {}: no NAME/model.onnx inside", dir.string()));
+                     fmt::format("--model-repository {}: no NAME/model.onnx inside{}", dir.string(), skipped));
   }
-  std::sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  return sources;
+  std::sort(scan.models.begin(), scan.models.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return scan;
 }
 
 }  // namespace ortkit::serve

@@ -21,8 +21,19 @@ Status CheckModelName(const std::string& name);
 /// NAME when NAME is given.
 Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<std::filesystem::path>& config_path);
 
-/// Every DIR/NAME/model.onnx, sorted by name, each with DIR/NAME/config.json when present. Folders
-/// without model.onnx are skipped; a repository with no model at all is kNotFound.
-Result<std::vector<ModelSource>> ScanModelRepository(const std::filesystem::path& dir);
+/// What a repository folder holds to serve, and what the scan passed over that a user would want
+/// to hear of.
+struct RepositoryScan {
+  std::vector<ModelSource> models;  ///< sorted by name
+  std::vector<std::string> notes;   ///< one sentence each: a skipped folder, a model outside the folder
+};
+
+/// Every DIR/NAME/model.onnx, each with DIR/NAME/config.json when present. Hidden folders (".git",
+/// ".ipynb_checkpoints") and folders without model.onnx are passed over in silence; a folder whose
+/// name cannot be a model name is passed over with a note naming it and why; a model.onnx that
+/// resolves outside DIR through a symbolic link is served, with a note naming where it lives. A
+/// config.json that does not parse is an error (the user meant it); a repository with no model
+/// at all is kNotFound.
+Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir);
 
 }  // namespace ortkit::serve

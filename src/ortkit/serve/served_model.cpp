@@ -293,6 +293,12 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
                     "0 meaning the lowest",
                     request.priority, source_.name, levels));
   }
+  if (request.timeout_us < 0) {
+    return invalid(
+        fmt::format("timeout {} is negative: give the queue deadline in microseconds, or 0 for the "
+                    "model's own (batching.timeout_us)",
+                    request.timeout_us));
+  }
   p->batch_inner.reserve(inputs_.size());
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const auto& shape = p->inputs[i]->shape();
@@ -332,7 +338,7 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
       pending->request.timeout_us > 0 ? pending->request.timeout_us : source_.config.batching.timeout_us;
   if (timeout_us > 0) entry.deadline = entry.enqueued + std::chrono::microseconds(timeout_us);
   const int levels = source_.config.batching.priority_levels;
-  entry.priority = pending->request.priority == 0 ? levels - 1 : pending->request.priority - 1;
+  entry.priority = pending->request.priority == 0 ? levels - 1 : static_cast<int>(pending->request.priority - 1);
   if (batchable_) {
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       entry.shape_key.append(reinterpret_cast<const char*>(pending->batch_inner[i].data()),

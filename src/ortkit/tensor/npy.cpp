@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/files.h"
+
 namespace ortkit {
 namespace {
 
@@ -443,7 +445,8 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 }  // namespace
 
-Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name) {
+Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name,
+                             const HeaderCheck& check, std::string_view tensor_name) {
   std::array<unsigned char, kPrefixBytes + 4> prefix{};
   auto* prefix_bytes = reinterpret_cast<std::byte*>(prefix.data());
   ORTKIT_ASSIGN_OR_RETURN(std::size_t got, ReadFully(read, prefix_bytes, kPrefixBytes));
@@ -497,6 +500,7 @@ Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, 
                     header_length, got));
   }
   ORTKIT_ASSIGN_OR_RETURN(NpyLayout layout, InterpretHeader(header, name));
+  if (check) ORTKIT_RETURN_IF_ERROR(check(tensor_name, layout.info->type, layout.shape));
 
   const std::string shape_text = PythonShape(layout.shape);
   auto count = ElementCountOf(layout.shape);
@@ -561,16 +565,9 @@ Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
   return ReadNpyStream(read, bytes.size(), name);
 }
 
-Result<Tensor> ReadNpy(const std::filesystem::path& path) {
+Result<Tensor> ReadNpy(const std::filesystem::path& path, const HeaderCheck& check) {
   const std::string name = path.string();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return MakeError(ErrorKind::kNotFound, fmt::format("{}: no such file", name));
-  if (std::filesystem::is_directory(status)) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: is a folder, not an .npy file", name));
-  }
-  const std::uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return MakeError(ErrorKind::kIo, fmt::format("{}: cannot read its size: {}", name, ec.message()));
+  ORTKIT_ASSIGN_OR_RETURN(const std::uint64_t size, RegularFileSize(path, "an .npy file"));
   File file(std::fopen(name.c_str(), "rb"));
   if (file == nullptr) return MakeError(ErrorKind::kIo, fmt::format("{}: cannot open: {}", name, std::strerror(errno)));
   ByteReader read = [&](std::byte* destination, std::size_t n) -> Result<std::size_t> {
@@ -580,7 +577,7 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
     }
     return got;
   };
-  return ReadNpyStream(read, size, name);
+  return ReadNpyStream(read, size, name, check, path.stem().string());
 }
 
 Result<std::string> NpyHeaderFor(const Tensor& tensor) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,20 +23,28 @@ namespace ortkit {
 /// Fills up to `size` bytes at `destination` and returns how many it wrote; 0 only at the end.
 using ByteReader = std::function<Result<std::size_t>(std::byte* destination, std::size_t size)>;
 
+/// Called with a tensor's name and the element type and shape its header declares, before any of
+/// its data is read (or, in an archive, inflated): the reader's caller refuses a tensor that cannot
+/// fit the model at the cost of its header. An error stops the read and is returned as it is.
+using HeaderCheck = std::function<Status(std::string_view tensor, DataType type, std::span<const std::int64_t> shape)>;
+
 /// Longest header dict ortkit parses (numpy itself refuses headers over 10,000 bytes by default).
 inline constexpr std::uint32_t kMaxNpyHeaderBytes = 1 << 20;
 
 /// Reads a .npy file. The data goes straight from the file into the tensor's buffer, so peak
 /// memory is the tensor and a few pages; only Fortran-ordered files need a second buffer.
-Result<Tensor> ReadNpy(const std::filesystem::path& path);
+/// `check`, when given, sees the header first (the tensor named after the file's stem).
+Result<Tensor> ReadNpy(const std::filesystem::path& path, const HeaderCheck& check = nullptr);
 
 /// Parses .npy bytes held in memory. `name` labels every message ("x.npy", "inputs.npz:a.npy").
 Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name);
 
 /// Reads one .npy stream from `read`, which yields exactly `stream_size` bytes if the stream is
 /// honest. The header's data size is checked against `stream_size` before the tensor is
-/// allocated; a stream that then ends early or runs on past the data is reported too.
-Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name);
+/// allocated; a stream that then ends early or runs on past the data is reported too. `check`, when
+/// given, sees the header (as the tensor `tensor`) before anything is allocated.
+Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name,
+                             const HeaderCheck& check = nullptr, std::string_view tensor = {});
 
 /// The header numpy would write for `tensor`: magic, version (1.0, or 2.0 when the dict is too
 /// long for 1.0), length and dict, padded with spaces so the data starts 64-byte aligned.

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/files.h"
+#include "ortkit/core/units.h"
 #include "ortkit/tensor/npy.h"
 
 namespace ortkit {
@@ -59,7 +61,7 @@ Error OpenFailure(std::string_view name, int code, std::string_view head) {
 }
 
 Result<NamedTensor> ReadMember(zip_t* archive, zip_uint64_t index, const zip_stat_t& stat,
-                               std::string_view archive_name, std::uint64_t archive_bytes) {
+                               std::string_view archive_name, std::uint64_t archive_bytes, const HeaderCheck& check) {
   const std::string member_name = stat.name;
   const std::string label = fmt::format("{}:{}", archive_name, member_name);
   if (!member_name.ends_with(kNpySuffix)) {
@@ -97,6 +99,14 @@ Result<NamedTensor> ReadMember(zip_t* archive, zip_uint64_t index, const zip_sta
                     label, stat.size, stat.comp_size,
                     stored ? "a stored member cannot be" : "exceeds deflate's 1032:1 maximum"));
   }
+  if (!stored && stat.size > kMaxInflatedBytes) {
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("{}: the member is {} compressed and inflates to {}, over ortkit's limit of {} for a "
+                    "compressed member: save it uncompressed (numpy.savez, not savez_compressed) or as "
+                    "an .npy file",
+                    label, HumanBytes(stat.comp_size), HumanBytes(stat.size), HumanBytes(kMaxInflatedBytes)));
+  }
   Member file(zip_fopen_index(archive, index, 0));
   if (file == nullptr) {
     return MakeError(ErrorKind::kInvalidArgument,
@@ -110,12 +120,14 @@ Result<NamedTensor> ReadMember(zip_t* archive, zip_uint64_t index, const zip_sta
     }
     return static_cast<std::size_t>(got);
   };
-  ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpyStream(read, stat.size, label));
-  return NamedTensor{member_name.substr(0, member_name.size() - kNpySuffix.size()), std::move(tensor)};
+  std::string tensor_name = member_name.substr(0, member_name.size() - kNpySuffix.size());
+  ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpyStream(read, stat.size, label, check, tensor_name));
+  return NamedTensor{std::move(tensor_name), std::move(tensor)};
 }
 
 // `archive_bytes` (the archive's size) bounds what its directory may claim, and so what is allocated.
-Result<std::vector<NamedTensor>> ReadArchive(zip_t* archive, std::string_view name, std::uint64_t archive_bytes) {
+Result<std::vector<NamedTensor>> ReadArchive(zip_t* archive, std::string_view name, std::uint64_t archive_bytes,
+                                             const HeaderCheck& check = nullptr) {
   const zip_int64_t entries = zip_get_num_entries(archive, 0);
   if (entries < 0)
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: cannot list the archive's members", name));
@@ -131,7 +143,7 @@ Result<std::vector<NamedTensor>> ReadArchive(zip_t* archive, std::string_view na
     }
     const std::string_view member(stat.name);
     if (member.ends_with('/')) continue;  // a folder entry some zip tools add
-    ORTKIT_ASSIGN_OR_RETURN(NamedTensor tensor, ReadMember(archive, index, stat, name, archive_bytes));
+    ORTKIT_ASSIGN_OR_RETURN(NamedTensor tensor, ReadMember(archive, index, stat, name, archive_bytes, check));
     if (!seen.insert(tensor.name).second) {
       return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: two members are named '{}'", name, member));
     }
@@ -204,16 +216,9 @@ struct NpySource {
 
 }  // namespace
 
-Result<std::vector<NamedTensor>> ReadNpz(const std::filesystem::path& path) {
+Result<std::vector<NamedTensor>> ReadNpz(const std::filesystem::path& path, const HeaderCheck& check) {
   const std::string name = path.string();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return MakeError(ErrorKind::kNotFound, fmt::format("{}: no such file", name));
-  if (std::filesystem::is_directory(status)) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: is a folder, not an .npz archive", name));
-  }
-  const std::uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return MakeError(ErrorKind::kIo, fmt::format("{}: cannot read its size: {}", name, ec.message()));
+  ORTKIT_ASSIGN_OR_RETURN(const std::uint64_t size, RegularFileSize(path, "an .npz archive"));
   if (size == 0) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: the file is empty", name));
   }
@@ -225,7 +230,7 @@ Result<std::vector<NamedTensor>> ReadNpz(const std::filesystem::path& path) {
     in.read(head, sizeof head);
     return OpenFailure(name, code, std::string_view(head, static_cast<std::size_t>(in.gcount())));
   }
-  return ReadArchive(archive.get(), name, size);
+  return ReadArchive(archive.get(), name, size, check);
 }
 
 Result<std::vector<NamedTensor>> ParseNpz(std::string_view bytes, std::string_view name) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ortkit/core/result.h"
+#include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit {
@@ -16,7 +17,13 @@ namespace ortkit {
 /// Reads every member of an .npz, in archive order. Member "a.npy" becomes the tensor named "a".
 /// Fails on the first member that is not an .npy (numpy's archives hold nothing else), is
 /// encrypted, is corrupt or holds a dtype the .npy reader refuses; the message names the member.
-Result<std::vector<NamedTensor>> ReadNpz(const std::filesystem::path& path);
+/// `check`, when given, sees each member's header before the member is inflated. A deflated
+/// member that would inflate beyond kMaxInflatedBytes is refused (stored members are bounded by
+/// the archive's own size).
+Result<std::vector<NamedTensor>> ReadNpz(const std::filesystem::path& path, const HeaderCheck& check = nullptr);
+
+/// The most bytes one deflated member may inflate to.
+inline constexpr std::uint64_t kMaxInflatedBytes = std::uint64_t{2} << 30;
 
 /// Parses an .npz held in memory. `name` labels every message.
 Result<std::vector<NamedTensor>> ParseNpz(std::string_view bytes, std::string_view name);

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/units.h"
+
 namespace ortkit {
 namespace {
 
@@ -213,16 +215,45 @@ Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const Inp
   return shape;
 }
 
-Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
-                                                  const std::map<std::string, ValueHint>& hints,
-                                                  const InputPlan& plan) {
-  std::vector<NamedTensor> out;
+// Sizes every input before any is allocated, against plan.max_bytes.
+Status CheckSynthesisSize(const std::vector<TensorSpec>& specs, const InputPlan& plan) {
+  std::uint64_t total = 0;
+  std::string largest;
+  std::uint64_t largest_bytes = 0;
   for (const auto& spec : specs) {
     if (!spec.is_tensor) {
       return MakeError(
           ErrorKind::kInvalidArgument,
           fmt::format("input '{}' is not a tensor (sequence/map/optional); give it with --input", spec.name));
     }
+    ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
+    const DataTypeInfo* info = FindDataType(spec.type);
+    auto count = ElementCountOf(shape);
+    const std::uint64_t element = info != nullptr && info->size > 0 ? info->size : 8;  // strings: a pointer or more
+    const bool huge = !count.ok() || static_cast<std::uint64_t>(*count) > UINT64_MAX / element;
+    const std::uint64_t bytes = huge ? UINT64_MAX : static_cast<std::uint64_t>(*count) * element;
+    if (bytes >= largest_bytes) {
+      largest_bytes = bytes;
+      largest = fmt::format("'{}' {}{}", spec.name, DataTypeName(spec.type), ShapeToString(shape));
+    }
+    total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  }
+  if (total <= plan.max_bytes) return OkStatus();
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("the synthesised inputs would take {} (the largest, {}, {}), over ortkit's limit of {} "
+                               "for made-up inputs: give smaller sizes with --dim or --shape, or the inputs "
+                               "themselves with --input",
+                               total == UINT64_MAX ? std::string("more than 16 EiB") : HumanBytes(total), largest,
+                               largest_bytes == UINT64_MAX ? std::string("beyond counting") : HumanBytes(largest_bytes),
+                               HumanBytes(plan.max_bytes)));
+}
+
+Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
+                                                  const std::map<std::string, ValueHint>& hints,
+                                                  const InputPlan& plan) {
+  std::vector<NamedTensor> out;
+  ORTKIT_RETURN_IF_ERROR(CheckSynthesisSize(specs, plan));
+  for (const auto& spec : specs) {
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
     ORTKIT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(spec.type, shape));
     std::mt19937_64 rng(plan.seed * 1000003u + std::hash<std::string>{}(spec.name));

@@ -22,6 +22,10 @@ struct InputPlan {
   std::map<std::string, std::int64_t> dims;                 ///< symbolic name -> size (--dim batch=4)
   std::map<std::string, std::vector<std::int64_t>> shapes;  ///< input name -> full shape (--shape x=1x3x8x8)
   std::uint64_t seed = 0;
+  /// Most bytes all synthesised inputs together may take: a model that fixes a dimension to 2^31
+  /// is refused with the size named rather than allocated.
+  std::uint64_t max_bytes = kMaxSynthesizedBytes;
+  static constexpr std::uint64_t kMaxSynthesizedBytes = std::uint64_t{2} << 30;
 };
 
 /// What values an input should hold, learned from how the graph uses it.
@@ -45,6 +49,10 @@ Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs
 
 /// The concrete shape of `spec` under `plan`.
 Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const InputPlan& plan);
+
+/// Whether the inputs `plan` makes for `specs` fit in plan.max_bytes, found before allocating any:
+/// kInvalidArgument naming the total, the largest input and the limit when they do not.
+Status CheckSynthesisSize(const std::vector<TensorSpec>& specs, const InputPlan& plan);
 
 /// One tensor per input in `specs`, filled according to `hints`. Deterministic for a given seed.
 Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,

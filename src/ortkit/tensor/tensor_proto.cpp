@@ -17,6 +17,8 @@
 #include <fmt/ranges.h>
 #include <onnx/onnx-data_pb.h>
 
+#include "ortkit/core/files.h"
+
 namespace ortkit {
 namespace {
 
@@ -297,14 +299,7 @@ Result<NamedTensor> ParseTensorProto(std::string_view bytes, std::string_view na
 
 Result<NamedTensor> ReadTensorProto(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) return MakeError(ErrorKind::kNotFound, fmt::format("{}: no such file", name));
-  if (std::filesystem::is_directory(status)) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: is a folder, not a .pb file", name));
-  }
-  const std::uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return MakeError(ErrorKind::kIo, fmt::format("{}: cannot read its size: {}", name, ec.message()));
+  ORTKIT_ASSIGN_OR_RETURN(const std::uint64_t size, RegularFileSize(path, "a .pb file"));
   if (size > static_cast<std::uint64_t>(INT_MAX)) {
     return MakeError(
         ErrorKind::kInvalidArgument,

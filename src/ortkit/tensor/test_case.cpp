@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/files.h"
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/npz.h"
 #include "ortkit/tensor/tensor_proto.h"
@@ -201,33 +202,37 @@ Status WriteTestDataSet(const fs::path& folder, std::span<const NamedTensor> inp
   return OkStatus();
 }
 
-Result<std::vector<NamedTensor>> ReadTensorFolder(const fs::path& folder) {
+Result<std::vector<NamedTensor>> ReadTensorFolder(const fs::path& folder, const HeaderCheck& check) {
   ORTKIT_RETURN_IF_ERROR(RequireFolder(folder));
   ORTKIT_ASSIGN_OR_RETURN(auto entries, ListFolder(folder));
   std::vector<NamedTensor> tensors;
   for (const auto& entry : entries) {
     if (!IsFile(entry) || entry.path().extension() != ".npy") continue;
-    ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(entry.path()));
+    ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(entry.path(), check));
     tensors.push_back(NamedTensor{entry.path().stem().string(), std::move(tensor)});
   }
   if (tensors.empty()) return MakeError(ErrorKind::kNotFound, fmt::format("{}: holds no .npy files", folder.string()));
   return tensors;
 }
 
-Result<std::vector<NamedTensor>> ReadTensors(const fs::path& path) {
+namespace {
+
+// ReadTensors before its check of .pb tensors.
+Result<std::vector<NamedTensor>> ReadTensorsUnchecked(const fs::path& path, const HeaderCheck& check) {
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (!fs::exists(status))
     return MakeError(ErrorKind::kNotFound, fmt::format("{}: no such file or folder", path.string()));
   std::vector<NamedTensor> tensors;
   if (!fs::is_directory(status)) {
+    ORTKIT_RETURN_IF_ERROR(RegularFileSize(path, "a tensor file (.npy, .npz or .pb)"));
     switch (KindOf(path)) {
       case FileKind::kNpy: {
-        ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(path));
+        ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpy(path, check));
         tensors.push_back(NamedTensor{path.stem().string(), std::move(tensor)});
         return tensors;
       }
-      case FileKind::kNpz: return ReadNpz(path);
+      case FileKind::kNpz: return ReadNpz(path, check);
       case FileKind::kPb: {
         ORTKIT_ASSIGN_OR_RETURN(NamedTensor tensor, ReadPbNamedByStem(path));
         tensors.push_back(std::move(tensor));
@@ -254,7 +259,7 @@ Result<std::vector<NamedTensor>> ReadTensors(const fs::path& path) {
                      fmt::format("{}: mixes {} .npy and {} .pb files; keep one kind of tensor file per folder",
                                  path.string(), npy.size(), pb.size()));
   }
-  if (!npy.empty()) return ReadTensorFolder(path);
+  if (!npy.empty()) return ReadTensorFolder(path, check);
   if (pb.empty()) return MakeError(ErrorKind::kNotFound, fmt::format("{}: holds no .npy or .pb files", path.string()));
   ORTKIT_ASSIGN_OR_RETURN(auto inputs, NumberedFiles(path, entries, "input_"));
   if (!inputs.empty()) {
@@ -266,6 +271,16 @@ Result<std::vector<NamedTensor>> ReadTensors(const fs::path& path) {
     ORTKIT_ASSIGN_OR_RETURN(NamedTensor tensor, ReadPbNamedByStem(file));
     tensors.push_back(std::move(tensor));
   }
+  return tensors;
+}
+
+}  // namespace
+
+Result<std::vector<NamedTensor>> ReadTensors(const fs::path& path, const HeaderCheck& check) {
+  ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensorsUnchecked(path, check));
+  if (!check) return tensors;
+  // .npy and .npz were checked from their headers; .pb files are checked here, after reading.
+  for (const auto& t : tensors) ORTKIT_RETURN_IF_ERROR(check(t.name, t.tensor.type(), t.tensor.shape()));
   return tensors;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ortkit/core/result.h"
+#include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit {
@@ -49,7 +50,8 @@ Status WriteTestDataSet(const std::filesystem::path& folder, std::span<const Nam
 
 /// Reads every NAME.npy in `folder` as the tensor NAME, in natural order ("x2" before "x10").
 /// Other files are ignored; a folder without .npy files is an error.
-Result<std::vector<NamedTensor>> ReadTensorFolder(const std::filesystem::path& folder);
+Result<std::vector<NamedTensor>> ReadTensorFolder(const std::filesystem::path& folder,
+                                                  const HeaderCheck& check = nullptr);
 
 /// Reads tensors from whatever `path` is:
 ///   NAME.npy             one tensor named NAME
@@ -59,6 +61,8 @@ Result<std::vector<NamedTensor>> ReadTensorFolder(const std::filesystem::path& f
 ///   a folder of .pb      each file as above, in natural order; a test data set folder (holding
 ///                        input_K.pb files) gives its inputs only, in K order
 /// A file with another extension is recognised by its first bytes (.npy magic, zip signature).
-Result<std::vector<NamedTensor>> ReadTensors(const std::filesystem::path& path);
+/// `check`, when given, sees each tensor's name, type and shape before its data is read (for .npy
+/// and .npz; a .pb file, whose data is no larger than the file, right after it is read).
+Result<std::vector<NamedTensor>> ReadTensors(const std::filesystem::path& path, const HeaderCheck& check = nullptr);
 
 }  // namespace ortkit

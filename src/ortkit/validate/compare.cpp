@@ -26,6 +26,22 @@ Tolerance ToleranceRules::For(const std::string& output, DataType type) const {
   return t;
 }
 
+Status ToleranceRules::Validate() const {
+  auto check = [](double value, const std::string& what) -> Status {
+    if (std::isfinite(value) && value >= 0) return OkStatus();
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("{} is {}: a tolerance must be a finite number >= 0 (0 asks for exact equality)", what, value));
+  };
+  if (atol) ORTKIT_RETURN_IF_ERROR(check(*atol, "--atol"));
+  if (rtol) ORTKIT_RETURN_IF_ERROR(check(*rtol, "--rtol"));
+  for (const auto& [output, t] : per_output) {
+    ORTKIT_RETURN_IF_ERROR(check(t.atol, fmt::format("--per-output {}: ATOL", output)));
+    ORTKIT_RETURN_IF_ERROR(check(t.rtol, fmt::format("--per-output {}: RTOL", output)));
+  }
+  return OkStatus();
+}
+
 OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual,
                                 Tolerance tolerance) {
   OutputComparison c;

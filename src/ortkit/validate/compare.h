@@ -31,6 +31,11 @@ struct ToleranceRules {
   std::map<std::string, Tolerance> per_output;
 
   Tolerance For(const std::string& output, DataType type) const;
+
+  /// Every tolerance given must be a finite number >= 0: NaN would make every comparison pass
+  /// (no difference is greater than NaN), infinity would accept any number. kInvalidArgument names
+  /// the flag (--atol, --rtol, --per-output NAME) and the value.
+  Status Validate() const;
 };
 
 struct OutputComparison {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/core/units.h"
+#include "ortkit/model/external_data.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
@@ -77,14 +78,11 @@ Status InlineExternalData(onnx::ModelProto& model, const fs::path& base) {
                                                                tensor.name(), entry.key(), entry.value()));
       }
     }
-    const fs::path relative(location);
-    if (location.empty() || relative.is_absolute() ||
-        std::any_of(relative.begin(), relative.end(), [](const fs::path& part) { return part == ".."; })) {
-      return MakeError(ErrorKind::kInvalidModel,
-                       fmt::format("tensor '{}': external data location '{}' is not a path inside the model's folder",
-                                   tensor.name(), location));
+    auto resolved = ResolveExternalLocation(base, location);
+    if (!resolved.ok()) {
+      return MakeError(resolved.error().kind, fmt::format("tensor '{}': {}", tensor.name(), resolved.error().message));
     }
-    const fs::path file = base / relative;
+    const fs::path file = *resolved;
     std::error_code ec;
     const auto file_size = fs::file_size(file, ec);
     if (ec)

@@ -107,7 +107,7 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
       add_data_set(set);
     }
   } else {
-    ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(path));
+    ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(path, InputHeaderCheck(inputs)));
     ReferenceCase c;
     c.label = path.filename().string();
     for (auto& t : tensors) {

@@ -80,9 +80,16 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
   request.model_name = in.model_name();
   request.model_version = in.model_version();
   request.id = in.id();
+  // Either integer form; a uint64 beyond int64 saturates, so that the core's range check refuses it.
+  auto integer = [](const inference::InferParameter& p) -> std::int64_t {
+    if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) {
+      return static_cast<std::int64_t>(std::min<std::uint64_t>(p.uint64_param(), INT64_MAX));
+    }
+    return p.int64_param();
+  };
   for (const auto& [key, value] : in.parameters()) {
-    if (key == "priority") request.priority = static_cast<int>(value.int64_param() + value.uint64_param());
-    if (key == "timeout") request.timeout_us = value.int64_param() + static_cast<std::int64_t>(value.uint64_param());
+    if (key == "priority") request.priority = integer(value);
+    if (key == "timeout") request.timeout_us = integer(value);
   }
   const bool raw = in.raw_input_contents_size() > 0;
   if (raw && in.raw_input_contents_size() != in.inputs_size()) {
@@ -103,6 +110,12 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
                        fmt::format("input '{}': {}", input.name(), tensor.error().message));
     }
     if (raw) {
+      if (input.has_contents() && input.contents().ByteSizeLong() > 0) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("input '{}' has both contents and raw_input_contents: send the values once, in "
+                                     "one of them",
+                                     input.name()));
+      }
       const std::string& bytes = in.raw_input_contents(i);
       if (bytes.size() != tensor->byte_size()) {
         return MakeError(ErrorKind::kInvalidArgument,

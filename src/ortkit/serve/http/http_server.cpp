@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -47,7 +48,11 @@ constexpr StatusOf kStatusTable[] = {
 constexpr char kJson[] = "application/json";
 constexpr char kHeaderLength[] = "Inference-Header-Content-Length";
 constexpr std::uint32_t kHeaderLimit = 64 << 10;
-constexpr std::size_t kReadBuffer = 16 << 10;             // one recv takes a whole small request
+constexpr std::size_t kReadBuffer = 16 << 10;  // one recv takes a whole small request
+// What the read buffer may hold that the parser has not taken yet: a header, or a chunked body's
+// trailer, which Beast buffers whole before parsing it and bounds by nothing else. Body bytes leave
+// the buffer as they are parsed, so only these parts ever fill it.
+constexpr std::size_t kReadBufferLimit = 2 * kHeaderLimit;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);  // reading what a closed-down client still sends
 
 enum class Endpoint {
@@ -160,6 +165,23 @@ struct InferAnswer {
   }
 };
 
+// Beast's request parser, with two throws of Beast's own turned into errors: a field is stored
+// only in the header (v2 defines no trailer fields, so a chunked body's trailer is parsed and
+// dropped), and a field too long for Beast's storage is a header_limit error rather than a
+// std::length_error thrown through the event loop.
+class RequestParser : public bhttp::request_parser<bhttp::string_body> {
+ private:
+  void on_field_impl(bhttp::field name, boost::beast::string_view name_string, boost::beast::string_view value,
+                     error_code& ec) override {
+    if (is_header_done()) return;
+    try {
+      get().insert(name, name_string, value);
+    } catch (const std::length_error&) {
+      ec = bhttp::error::header_limit;
+    }
+  }
+};
+
 bool ClientWentAway(const error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
@@ -213,6 +235,7 @@ struct HttpServer::Impl {
   void Handle(const std::shared_ptr<Connection>& c, Request& req);
   void Infer(const std::shared_ptr<Connection>& c, Request& req, const Target& target);
   void RunQueuedSoon();
+  void Turn();  // one pass of the event loop
   void Loop();
 };
 
@@ -221,7 +244,7 @@ struct HttpServer::Impl {
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(Impl& server, tcp::socket socket, bool metrics_only)
-      : server_(server), socket_(std::move(socket)), metrics_only_(metrics_only) {
+      : server_(server), socket_(std::move(socket)), metrics_only_(metrics_only), buffer_(kReadBufferLimit) {
     // Beast reads at most the buffer's free room (512 bytes at first): a request read in pieces
     // completes one event-loop pass later and misses the batch that its neighbours make.
     buffer_.reserve(kReadBuffer);
@@ -369,6 +392,11 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     if (ec == bhttp::error::header_limit) {
       return Fail(431, fmt::format("the request's header is larger than the server's limit of {} bytes", kHeaderLimit));
     }
+    if (ec == bhttp::error::buffer_overflow) {
+      return Fail(431, fmt::format("the request's header or chunked trailer is larger than the server's limit of {} "
+                                   "bytes",
+                                   kReadBufferLimit));
+    }
     Fail(400, fmt::format("malformed HTTP request: {}", ec.message()));
   }
 
@@ -427,7 +455,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   const bool metrics_only_;
   std::string peer_;  // for the access log
   boost::beast::flat_buffer buffer_;
-  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   Response response_;  // being written
   std::string head_;   // the status line and fields of an answer written by WriteAnswer
   bool sent_keep_alive_ = true;
@@ -589,6 +617,9 @@ void HttpServer::Impl::Handle(const std::shared_ptr<Connection>& c, Request& req
 
 void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req, const Target& target) {
   std::optional<std::size_t> header_length;
+  if (req.count(kHeaderLength) > 1) {
+    return c->Fail(400, fmt::format("{} is given {} times: give it once", kHeaderLength, req.count(kHeaderLength)));
+  }
   if (auto field = req.find(kHeaderLength); field != req.end()) {
     const std::string_view text = field->value();
     std::size_t value = 0;
@@ -620,18 +651,30 @@ void HttpServer::Impl::Infer(const std::shared_ptr<Connection>& c, Request& req,
   RunQueuedSoon();
 }
 
+void HttpServer::Impl::Turn() {
+  if (run.Overdue() || io.poll() == 0) {  // nothing else ready: run what is queued, poll or sleep
+    if (run.wanted()) {
+      run.Running();
+      core->RunQueued();  // writes the answers it completes at once
+      run.Handled();
+      return;
+    }
+    if (run.Poll() || io.run_one() == 0) return;
+  }
+  run.Handled();
+}
+
 void HttpServer::Impl::Loop() {
   while (!io.stopped()) {
-    if (run.Overdue() || io.poll() == 0) {  // nothing else ready: run what is queued, poll or sleep
-      if (run.wanted()) {
-        run.Running();
-        core->RunQueued();  // writes the answers it completes at once
-        run.Handled();
-        continue;
-      }
-      if (run.Poll() || io.run_one() == 0) continue;
+    // The connections turn their own errors into answers; this keeps one unforeseen throw from a
+    // handler (the io_context may be run again after one) from ending the server. The connection
+    // whose handler threw has no operation left and is closed by the sweep.
+    try {
+      Turn();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ortkit serve: HTTP: a connection's handler failed and the connection is dropped: %s\n",
+                   e.what());
     }
-    run.Handled();
   }
 }
 

@@ -370,8 +370,8 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
       encoding->all_binary = v->GetBool();
     }
     if (const JsonValue* v = Member(*params, "priority")) {
-      if (!v->IsInt()) return Invalid("malformed request: parameter \"priority\" must be an integer");
-      request.priority = v->GetInt();
+      if (!v->IsInt64()) return Invalid("malformed request: parameter \"priority\" must be an integer");
+      request.priority = v->GetInt64();
     }
     if (const JsonValue* v = Member(*params, "timeout")) {
       if (!v->IsInt64()) return Invalid("malformed request: parameter \"timeout\" must be an integer (microseconds)");
@@ -431,6 +431,13 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
       }
     }
     std::vector<const JsonValue*> values;
+    const JsonValue* data = Member(in, "data");
+    if (binary_size && data != nullptr) {
+      return Invalid(
+          fmt::format("input '{}' has both \"data\" and binary_data_size: send the values once, in one "
+                      "of them",
+                      name));
+    }
     if (binary_size) {
       if (*binary_size != bytes) {
         return Invalid(fmt::format("input '{}': binary_data_size is {} but {} {} needs {} bytes", name, *binary_size,
@@ -443,7 +450,6 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
                         name, *binary_size, body.size() - json_size, binary_offset - json_size));
       }
     } else {
-      const JsonValue* data = Member(in, "data");
       if (data == nullptr) return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
       values.reserve(std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), 1 << 20));
       ORTKIT_RETURN_IF_ERROR(Flatten(*data, 0, name, &values));

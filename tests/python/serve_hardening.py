@@ -1,0 +1,199 @@
+"""Hostile requests against a running `ortkit serve` that once crashed it, grew its memory without
+bound, or were let through. Run by tests/e2e/serve_hardening.sh.
+
+  python serve_hardening.py --http HOST:PORT --grpc HOST:PORT --pid PID
+
+Each check prints one line with what it observed; after each, the server must still answer
+/v2/health/live. Exit 1 when any check fails.
+"""
+
+import argparse
+import json
+import select
+import socket
+import sys
+import time
+
+import numpy as np
+
+MODEL = "bert"
+INFER = f"/v2/models/{MODEL}/infer"
+failures = []
+
+
+def check(what, ok, observed):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}: {observed}")
+    if not ok:
+        failures.append(what)
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def exchange(address, data, timeout=10.0):
+    """Sends `data` (bytes, or an iterable of chunks) and reads until the server closes or stops
+    sending. Returns (status, body) of the first answer, status 0 when none came."""
+    host, port = address.split(":")
+    s = socket.create_connection((host, int(port)), timeout=timeout)
+    try:
+        for chunk in [data] if isinstance(data, bytes) else data:
+            # The server may answer before the request ends (a 431): stop sending and read it.
+            if select.select([s], [], [], 0)[0]:
+                break
+            try:
+                s.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        received = b""
+        while True:
+            try:
+                part = s.recv(65536)
+            except (socket.timeout, ConnectionResetError):
+                break
+            if not part:
+                break
+            received += part
+            if b"\r\n\r\n" in received:
+                head, _, rest = received.partition(b"\r\n\r\n")
+                length = [int(v) for k, v in (l.split(b":", 1) for l in head.split(b"\r\n")[1:] if b":" in l)
+                          if k.strip().lower() == b"content-length"]
+                if length and len(rest) >= length[0]:
+                    break
+    finally:
+        s.close()
+    if not received.startswith(b"HTTP/1.1 "):
+        return 0, received[:200]
+    head, _, body = received.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), body
+
+
+def alive(address):
+    status, _ = exchange(address, b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+    return status == 200
+
+
+def chunked_with_trailer(name, value):
+    return (b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + name + b": " +
+            value + b"\r\n\r\n")
+
+
+def infer_request(body, extra_headers=b""):
+    return (b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body)).encode() +
+            b"\r\n" + extra_headers + b"\r\n" + body)
+
+
+def bert_inputs(binary=False):
+    ids = {"name": "input_ids", "datatype": "INT64", "shape": [1, 4]}
+    if not binary:
+        ids["data"] = [1, 2, 3, 4]
+    rest = [{"name": n, "datatype": "INT64", "shape": [1, 4], "data": [1, 1, 1, 1]}
+            for n in ("attention_mask", "token_type_ids")]
+    return [ids] + rest
+
+
+def run_http(address, pid):
+    # 1. A trailer field Beast cannot store once killed the server (std::length_error, exit 134).
+    for size in (65533, 65534, 70000, 300000):
+        status, body = exchange(address, chunked_with_trailer(b"X", b"a" * size))
+        check(f"trailer field value of {size} bytes", status in (200, 400, 431) and alive(address),
+              f"HTTP {status} {body[:120]!r}, server alive")
+    status, body = exchange(address, chunked_with_trailer(b"Y" * 65534, b"v"))
+    check("trailer field name of 65534 bytes", status in (200, 400, 431) and alive(address), f"HTTP {status}")
+
+    # 2. Many small trailer fields used to count against no limit: 200 MB grew the server by 380 MB.
+    before = rss_mb(pid)
+
+    def big_trailer(total):
+        yield b"POST /v2/health/live HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
+        line = b"X-Pad: " + b"b" * 60000 + b"\r\n"
+        for _ in range(total // len(line)):
+            yield line
+        yield b"\r\n"
+
+    status, body = exchange(address, big_trailer(64 << 20), timeout=30)
+    grown = rss_mb(pid) - before
+    check("a 64 MB trailer is refused before it is buffered", status == 431 and grown < 32 and alive(address),
+          f"HTTP {status} {body[:100]!r}; RSS grew {grown:.1f} MB")
+
+    # 9. Duplicate Inference-Header-Content-Length; data together with binary_data_size.
+    header = json.dumps({"inputs": bert_inputs()}).encode()
+    status, body = exchange(address, infer_request(
+        header, b"Inference-Header-Content-Length: %d\r\nInference-Header-Content-Length: 3\r\n" % len(header)))
+    check("Inference-Header-Content-Length given twice", status == 400 and b"given 2 times" in body, body[:160])
+    inputs = bert_inputs()
+    inputs[0]["parameters"] = {"binary_data_size": 32}
+    json_part = json.dumps({"inputs": inputs}).encode()
+    body_bytes = json_part + np.arange(4, dtype=np.int64).tobytes()
+    status, body = exchange(address, infer_request(
+        body_bytes, b"Inference-Header-Content-Length: %d\r\n" % len(json_part)))
+    check("an input with both data and binary_data_size", status == 400 and b"both" in body, body[:160])
+    for name, value, words in (("priority", 2**62, b"priority 4611686018427387904 is out of range"),
+                               ("timeout", -5, b"timeout -5 is negative")):
+        request = json.dumps({"parameters": {name: value}, "inputs": bert_inputs()}).encode()
+        status, body = exchange(address, infer_request(request))
+        check(f"HTTP parameter {name}={value}", status == 400 and words in body, body[:160])
+
+
+def run_grpc(address):
+    import grpc
+    import tritonclient.grpc as tc
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
+
+    client = tc.InferenceServerClient(address)
+    inputs = []
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        i = tc.InferInput(name, [1, 4], "INT64")
+        i.set_data_from_numpy(np.ones((1, 4), dtype=np.int64))
+        inputs.append(i)
+    for what, kwargs, words in (("priority=2**62", {"priority": 2**62}, "priority 4611686018427387904 is out of range"),
+                                ("timeout=-5", {"timeout": -5}, "timeout -5 is negative")):
+        try:
+            if "timeout" in kwargs:
+                # tritonclient's own timeout argument is unsigned: the parameter goes in by hand.
+                request = service_pb2.ModelInferRequest(model_name=MODEL)
+                request.parameters["timeout"].int64_param = -5
+                for i in inputs:
+                    request.inputs.extend([i._get_tensor()])
+                    request.raw_input_contents.extend([i._get_content()])
+                service_pb2_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address)).ModelInfer(request)
+            else:
+                client.infer(MODEL, inputs, **kwargs)
+            check(f"gRPC {what}", False, "accepted")
+        except (tc.InferenceServerException, grpc.RpcError) as e:
+            text = e.message() if hasattr(e, "message") and callable(e.message) else e.details()
+            check(f"gRPC {what}", words in text, text[:160])
+    request = service_pb2.ModelInferRequest(model_name=MODEL)
+    for i in inputs:
+        tensor = i._get_tensor()
+        tensor.contents.int64_contents.extend([1, 1, 1, 1])
+        request.inputs.extend([tensor])
+        request.raw_input_contents.extend([i._get_content()])
+    try:
+        service_pb2_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address)).ModelInfer(request)
+        check("gRPC contents and raw_input_contents together", False, "accepted")
+    except grpc.RpcError as e:
+        check("gRPC contents and raw_input_contents together",
+              e.code() == grpc.StatusCode.INVALID_ARGUMENT and "both contents and raw_input_contents" in e.details(),
+              e.details()[:160])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", required=True)
+    parser.add_argument("--grpc", required=True)
+    parser.add_argument("--pid", type=int, required=True)
+    args = parser.parse_args()
+    run_http(args.http, args.pid)
+    run_grpc(args.grpc)
+    check("the server is still alive", alive(args.http), "GET /v2/health/live")
+    print(f"{len(failures)} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
