@@ -339,6 +339,39 @@ std::vector<Case> Cases() {
            "runtime.out-of-memory", At("big", "ConstantOfShape"),
            {"could not allocate 4096.0 TiB (4503599627370496 bytes)"}, "values that feed the shape of node 'big'"));
 
+  // ---- load: external data outside the model's folder (ONNX Runtime 1.29 checks every path)
+  for (const bool absolute : {true, false}) {
+    Case c;
+    c.name = absolute ? "external_data_absolute" : "external_data_escapes";
+    // w's 16 bytes live at `location`: inside the model's folder for the near miss, outside otherwise.
+    auto load = [](bool inside, bool absolute) -> std::optional<std::string> {
+      testing::TempDir dir;
+      const auto weights = dir.Write(inside ? "model/w.bin" : "w.bin", std::string(16, '\0'));
+      onnx::ModelProto model =
+          Model(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[4] x) => (float[4] y) { y = Add(x, w) })");
+      auto* w = model.mutable_graph()->add_initializer();
+      w->set_name("w");
+      w->set_data_type(onnx::TensorProto::FLOAT);
+      w->add_dims(4);
+      w->set_data_location(onnx::TensorProto::EXTERNAL);
+      for (const auto& [key, value] :
+           std::vector<std::pair<std::string, std::string>>{{"location", inside     ? "w.bin"
+                                                                         : absolute ? weights.string()
+                                                                                    : "../w.bin"},
+                                                            {"length", "16"}}) {
+        auto* entry = w->add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+      }
+      auto session = Session::Create(TestRuntime(), dir.WriteModel("model/model.onnx", model), SessionConfig{});
+      return session.ok() ? "" : session.error().message;
+    };
+    c.produce = [=] { return load(false, absolute); };
+    c.near_miss = [=] { return load(true, absolute).value_or(""); };
+    add(With(c, "external-data.path-escapes", Tensor("w"),
+             {absolute ? "its external data location is an absolute path" : "resolves to", "ONNX Runtime refuses"}));
+  }
+
   // ---- providers
   {
     Case c;

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "ortkit/check/check.h"
+#include "ortkit/check/target_runtime.h"
 #include "ortkit/runtime/runtime.h"
 #include "terminal.h"
 
@@ -26,6 +27,7 @@ std::string LayerTitle(const std::string& name) {
   if (name == "shape-inference") return "4. shape inference";
   if (name == "rules") return "5. export rules";
   if (name == "runtime") return "6. ONNX Runtime load";
+  if (name == "target") return "7. target runtime";
   return name;
 }
 
@@ -92,6 +94,15 @@ int Run(CheckFlags& flags) {
 
 }  // namespace
 
+CLI::Validator TargetOrtValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        if (FindOrtRelease(value) != nullptr) return "";
+        return fmt::format("ONNX Runtime '{}' is not in ortkit's table; it knows {}", value, KnownOrtReleases());
+      },
+      "X.Y");
+}
+
 void RegisterCheck(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand("check",
@@ -102,6 +113,9 @@ void RegisterCheck(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--strict", flags->options.strict, "warnings fail the check too");
   cmd->add_flag("--no-runtime", flags->no_runtime, "skip the ONNX Runtime load layer");
+  cmd->add_option("--target-ort", flags->options.target_ort,
+                  "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
+      ->check(TargetOrtValidator());
   cmd->add_option("--format", flags->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

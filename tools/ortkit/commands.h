@@ -14,6 +14,10 @@ enum ExitCode : int {
   kExitInternal = 3,  ///< a bug in ortkit
 };
 
+/// Accepts the ONNX Runtime releases of check/target_runtime.h ("1.16", also "1.16.3"); the
+/// message lists them. Shared by every command that takes --target-ort.
+CLI::Validator TargetOrtValidator();
+
 void RegisterInspect(CLI::App& app, int& exit_code);
 void RegisterCheck(CLI::App& app, int& exit_code);
 void RegisterExplain(CLI::App& app, int& exit_code);

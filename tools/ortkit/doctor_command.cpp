@@ -24,6 +24,7 @@ struct DoctorFlags {
   std::optional<double> rtol;
   int runs = DoctorOptions{}.benchmark_runs;
   bool no_sweep = false;
+  std::string target_ort;
   bool allow_warnings = false;
   std::string format = "text";
 };
@@ -257,6 +258,7 @@ int Run(const DoctorFlags& flags) {
   options.tolerance.rtol = flags.rtol;
   options.inputs.dims = *dims;
   options.sweep = !flags.no_sweep;
+  options.target_ort = flags.target_ort;
   options.benchmark_runs = flags.runs;
   auto runtime = Runtime::Create();
   if (!runtime.ok()) {
@@ -306,6 +308,9 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--no-sweep", flags->no_sweep, "skip the dynamic-shape sweep");
+  cmd->add_option("--target-ort", flags->target_ort,
+                  "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
+      ->check(TargetOrtValidator());
   cmd->add_flag("--allow-warnings", flags->allow_warnings,
                 "exit 0 when the verdict is 'warnings' (default: only 'healthy' exits 0)");
   cmd->add_option("--format", flags->format, "output format")

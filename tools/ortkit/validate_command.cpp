@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "ortkit/check/target_runtime.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/validate/cross_check.h"
 #include "ortkit/validate/localize.h"
@@ -30,6 +31,7 @@ struct ValidateFlags {
   InputFlags inputs;
   std::string provider = "cpu";
   bool no_batch_check = false;
+  std::string target_ort;
   std::string compare;  ///< "opt-levels", "opt-levels=off,basic", "providers=cpu,cuda"
   bool localize = false;
   std::size_t localize_chunk = LocalizeOptions{}.chunk_size;
@@ -182,6 +184,16 @@ int Run(const ValidateFlags& flags) {
   std::string text =
       fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
   bool passed = true;
+  if (const OrtRelease* target = FindOrtRelease(flags.target_ort); target != nullptr && opened->model != nullptr) {
+    const std::vector<Diagnosis> found = CheckTargetRuntime(*opened->model->proto, *target);
+    const bool loads =
+        std::none_of(found.begin(), found.end(), [](const Diagnosis& d) { return d.severity == Severity::kError; });
+    text += fmt::format("\n{} ONNX Runtime {}: {}\n", style.Bold("target runtime"), target->version,
+                        loads ? style.Green("loads the model") : style.Red("FAILED"));
+    for (const auto& d : found) text += RenderDiagnosis(d, style);
+    json["target"] = {{"release", target->version}, {"passed", loads}, {"diagnoses", found}};
+    passed = passed && loads;
+  }
   // Where --localize's outcome goes, whichever check found the mismatch.
   auto report_localized = [&](const Result<LocalizeReport>& localized) {
     if (!localized.ok()) {
@@ -334,6 +346,9 @@ void RegisterValidate(CLI::App& app, int& exit_code) {
          "or auto; without --reference the sweep runs in auto mode")
       ->expected(1, -1);
   cmd->add_flag("--no-batch-check", flags->no_batch_check, "skip the batch-consistency check of the sweep");
+  cmd->add_option("--target-ort", flags->target_ort,
+                  "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
+      ->check(TargetOrtValidator());
   cmd->add_option(
       "--compare", flags->compare,
       "cross-check two runtime configurations on the same inputs: opt-levels (all optimisations off vs on), "

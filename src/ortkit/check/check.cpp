@@ -1,11 +1,13 @@
 #include "ortkit/check/check.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/structure.h"
+#include "ortkit/check/target_runtime.h"
 #include "ortkit/diagnose/rules.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/external_data.h"
@@ -105,6 +107,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
     } else {
       report.layers.push_back(Skipped("runtime", load.io_error ? reason : "not requested"));
     }
+    if (!options.target_ort.empty()) report.layers.push_back(Skipped("target", reason));
     return report;
   }
   ModelFile& model = *load.model;
@@ -123,6 +126,10 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   std::vector<Diagnosis> rules = LintModel(*model.proto, lint);  // before inference: on the model as exported
   report.layers.push_back(FromOutcome("shape-inference", RunShapeInference(*model.proto)));
   report.layers.push_back(Finish("rules", std::move(rules)));
+  std::optional<LayerReport> target;
+  if (const OrtRelease* release = FindOrtRelease(options.target_ort)) {
+    target = Finish("target", CheckTargetRuntime(*model.proto, *release));
+  }
   // ONNX Runtime parses the file again into its own graph: free ortkit's copy of the weights
   // first, so that a check holds them once rather than twice (bench/large_model_memory.sh).
   load.model.reset();
@@ -161,6 +168,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   } else {
     report.layers.push_back(Skipped("runtime", "not requested"));
   }
+  if (target) report.layers.push_back(std::move(*target));
   return report;
 }
 

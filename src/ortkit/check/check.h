@@ -18,10 +18,13 @@ struct CheckOptions {
   std::string provider = "cpu";
   bool strict = false;       ///< warnings fail the check too
   bool load_runtime = true;  ///< run the ONNX Runtime layer
+  /// An ONNX Runtime release ("1.16") the model must also load on: adds the "target" layer
+  /// (check/target_runtime.h). Empty: none. An unknown release is the caller's usage error.
+  std::string target_ort;
 };
 
 struct LayerReport {
-  std::string name;  ///< "file", "external-data", "checker", "shape-inference", "rules", "runtime"
+  std::string name;  ///< "file", "external-data", "checker", "shape-inference", "rules", "runtime", "target"
   enum class State { kPassed, kFailed, kSkipped } state = State::kPassed;
   std::string skipped_reason;
   std::string note;  ///< why a layer failed without a diagnosis of its own

@@ -76,6 +76,17 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "The recorded length differs from element count × element size: the data file and model do not belong together.",
    "Re-export the model and its data together."},
 
+  // ---- target runtime (--target-ort): will the model load on the ONNX Runtime that is deployed?
+  {"target.ir-version", E, "The target ONNX Runtime does not load the model's IR version",
+   "The exporter's onnx package stamps a newer IR version than that ONNX Runtime release knows (docs/compatibility.md lists what each release accepts).",
+   "Export again with the opset that release supports (the IR version follows), or upgrade ONNX Runtime to the first release that loads the model."},
+  {"target.opset", E, "The target ONNX Runtime does not load the model's opset",
+   "Each ONNX Runtime release loads opsets up to the newest ONNX release it was built with; a newer opset is refused at load.",
+   "Export again with opset_version set to the release's newest opset, or upgrade ONNX Runtime."},
+  {"target.operator", E, "An operator has no CPU kernel in the target ONNX Runtime",
+   "The release loads the opset, but its CPU kernel for this operator (or this mode of it) came in a later release: the session fails to load, or a function operator runs expanded from its ONNX definition instead of a kernel.",
+   "Upgrade ONNX Runtime to the release named, or export with an opset below the operator's so that the exporter writes its older form."},
+
   // ---- ONNX checker
   {"checker.failed", E, "The ONNX checker rejects the model",
    "The model breaks a rule of the ONNX specification (see the message): usually an exporter bug or a hand-edited graph.",

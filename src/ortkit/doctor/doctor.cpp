@@ -348,6 +348,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
     CheckOptions check_options;
     check_options.model_path = layout.model;
     check_options.provider = options.providers.front();
+    check_options.target_ort = options.target_ort;
     report.check = RunCheck(&runtime, check_options);
     report.io_error = report.check->io_error;
     auto found = report.check->AllDiagnoses();
