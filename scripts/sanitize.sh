@@ -18,7 +18,8 @@ ninja -C "$build" ortkit_unit_tests ortkit_fuzz_replay ortkit_cli ortkit_make_mo
 
 # halt_on_error: the first report ends the process with a failure; leaks are reported too, except
 # those inside ONNX Runtime's and protobuf's own one-time allocations (fuzz/lsan.supp).
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
+# allocator_may_return_null: tests ask ONNX Runtime for absurd sizes on purpose and check its error.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything ortkit needs to build and test on Debian 12: the Debian packages,
 # ONNX Runtime 1.29.0 from the npm package com.github.asus4.onnxruntime@0.4.9 (checked
-# against its published sha512 integrity), and the Python environment of the export companion
+# against its published sha512 integrity), the ONNX 1.23.2 C++ library built from its source
+# distribution on PyPI (checked against its sha256), and the Python environment of the export companion
 # and the test oracles (.deps/python: a venv over Debian's python3 with PyTorch from Debian and
 # the packages pinned in python/requirements.txt). Safe to run again: finished steps are skipped.
 #
@@ -19,9 +20,19 @@ ort_npm_integrity="sha512-BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGa
 ort_dir="$deps/onnxruntime-$ort_version"
 python_dir="$deps/python"
 
+# The ONNX C++ library (checker, shape inference, version converter, parser) at a current release,
+# built from the source distribution on PyPI (the whole C++ tree and its CMake files), checked
+# against its sha256. Its CMake files need CMake 3.26 or newer, which Debian 12 lacks: the cmake
+# wheel from PyPI, pinned by hash, in a venv of its own.
+onnx_version="1.23.2"
+onnx_sdist_sha256="008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8"
+onnx_dir="$deps/onnx-$onnx_version"
+cmake_requirement="cmake==3.31.6 --hash=sha256:1c8b05df0602365da91ee6a3336fe57525b137706c4ab5675498f662ae1dbcec"
+cmake_dir="$deps/cmake"
+
 debian_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
-  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libonnx-testdata libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
@@ -71,6 +82,40 @@ install_onnxruntime() {
   say "ONNX Runtime $ort_version installed in $ort_dir"
 }
 
+install_onnx() {
+  if [ -f "$onnx_dir/.complete" ]; then say "ONNX $onnx_version: present in $onnx_dir"; return; fi
+  if [ ! -x "$cmake_dir/bin/cmake" ]; then
+    say "installing CMake 3.31 from PyPI into $cmake_dir (ONNX's build needs 3.26+)"
+    rm -rf "$cmake_dir"
+    /usr/bin/python3 -m venv "$cmake_dir"
+    "$cmake_dir/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: --require-hashes \
+      -r <(echo "$cmake_requirement")
+  fi
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  say "fetching the ONNX $onnx_version source distribution"
+  "$cmake_dir/bin/pip" download --quiet --disable-pip-version-check --no-deps --no-binary onnx \
+    "onnx==$onnx_version" -d "$work" >/dev/null
+  local sdist="$work/onnx-$onnx_version.tar.gz"
+  local actual; actual="$(sha256sum "$sdist" | cut -d' ' -f1)"
+  if [ "$actual" != "$onnx_sdist_sha256" ]; then
+    say "sha256 mismatch for onnx-$onnx_version.tar.gz: expected $onnx_sdist_sha256, got $actual"; exit 1
+  fi
+  tar xzf "$sdist" -C "$work"
+  say "building the ONNX $onnx_version C++ library (a few minutes)"
+  # Debian's protobuf, shared: the one protobuf runtime ortkit, ONNX and gRPC share in one process.
+  "$cmake_dir/bin/cmake" -S "$work/onnx-$onnx_version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DONNX_ML=ON -DONNX_USE_PROTOBUF_SHARED_LIBS=ON -DONNX_BUILD_TESTS=OFF -DONNX_BUILD_PYTHON=OFF \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$onnx_dir" >"$work/configure.log" \
+    || { cat "$work/configure.log" >&2; exit 1; }
+  "$cmake_dir/bin/cmake" --build "$work/build" -j "$(nproc)" >"$work/build.log" || { tail -50 "$work/build.log" >&2; exit 1; }
+  rm -rf "$onnx_dir"
+  "$cmake_dir/bin/cmake" --install "$work/build" >/dev/null
+  echo "$onnx_version" >"$onnx_dir/VERSION"
+  touch "$onnx_dir/.complete"
+  say "ONNX $onnx_version installed in $onnx_dir"
+}
+
 # The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment.
 install_python_env() {
   if [ "${ORTKIT_SKIP_PYTHON:-0}" = 1 ]; then say "skipping the Python environment (ORTKIT_SKIP_PYTHON=1)"; return; fi
@@ -91,4 +136,5 @@ install_python_env() {
 
 install_debian_packages
 install_onnxruntime
+install_onnx
 install_python_env

@@ -173,8 +173,11 @@ double MetricValue(const InferenceCore& core, const std::string& name) {
 
 TEST_F(ServeCore, AnswersOfABatchOfSeveralAreTheirOwnRowsAndOutliveTheCore) {
   ModelConfig config;
-  config.batching.max_batch_size = 8;
-  config.batching.max_queue_delay_us = 300000;  // the four requests below (6 rows) wait to be batched
+  // The four requests below have 6 rows. An idle instance may take the first (1 row) alone; the
+  // other three (5 rows) then fill a batch and run at once. The long delay only matters when the
+  // submitting thread is descheduled on a loaded machine: 300 ms once let a third run in.
+  config.batching.max_batch_size = 5;
+  config.batching.max_queue_delay_us = 5'000'000;
   auto core = Start(kMasked, config);
   const double executions = MetricValue(*core, "nv_inference_exec_count");
   std::vector<InferRequest> requests;

@@ -75,10 +75,11 @@ std::string DimText(const Dim& d) {
   return d.param.empty() ? "?" : d.param;
 }
 
-// ONNX 1.12's check_model(ModelProto) resolves external data locations against the current
-// directory and exports no way to pass the model's folder, so a model checked from elsewhere would
-// fail for files that are where they belong. While this guard lives, every location names a file
-// that always exists; the external-data layer checks the real ones against the model's folder.
+// check_model(ModelProto) resolves external data locations against the current directory (it has
+// no way to take the model's folder), so a model checked from elsewhere would fail for files that
+// are where they belong. While this guard lives, every location starts with '#', which the ONNX
+// checker takes as data held elsewhere and does not look for; the external-data layer checks the
+// real locations against the model's folder.
 class HiddenExternalLocations {
  public:
   explicit HiddenExternalLocations(onnx::ModelProto& model) {
@@ -98,7 +99,7 @@ class HiddenExternalLocations {
   void Add(onnx::TensorProto& tensor) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return;
     for (auto& entry : *tensor.mutable_external_data()) {
-      if (entry.key() == "location") entries_.emplace_back(&entry, "/dev/null");
+      if (entry.key() == "location") entries_.emplace_back(&entry, "#checked-by-the-external-data-layer");
     }
   }
   void Add(onnx::SparseTensorProto& sparse) {

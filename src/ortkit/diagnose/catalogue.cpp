@@ -92,10 +92,10 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "The model breaks a rule of the ONNX specification (see the message): usually an exporter bug or a hand-edited graph.",
    "Fix the named node or tensor; exporting again with another opset or exporter version often helps."},
   {"checker.ir-version-too-new", W, "The IR version is newer than this ortkit's ONNX library knows",
-   "The model was saved by a newer onnx package than the ONNX 1.12 library ortkit is built with (it knows IR version 8).",
+   "The model was saved by a newer onnx package than the ONNX 1.23 library ortkit is built with (it knows IR version 14).",
    "Nothing to do if ONNX Runtime loads it (see the runtime layer); the structural checks were partly skipped."},
   {"checker.opset-too-new", W, "The opset is newer than this ortkit's ONNX library knows",
-   "The model imports an ai.onnx opset above 17, the newest the ONNX 1.12 library knows; its checker and shape inference cannot judge it.",
+   "The model imports an ai.onnx opset above 28, the newest the ONNX 1.23 library knows; its checker and shape inference cannot judge it.",
    "Nothing to do if ONNX Runtime loads it (see the runtime layer); the structural checks were partly skipped."},
 
   // ---- shape inference
