@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <onnx/defs/parser.h>
@@ -44,6 +45,13 @@ std::filesystem::path TempDir::Write(const std::string& name, std::string_view b
 
 std::filesystem::path TempDir::WriteModel(const std::string& name, const onnx::ModelProto& model) const {
   return Write(name, model.SerializeAsString());
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
 }
 
 std::filesystem::path SourcePath(const std::string& relative) {

@@ -32,6 +32,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+/// The whole content of `path` ("" when it cannot be read).
+std::string ReadFile(const std::filesystem::path& path);
+
 /// Path of a file in the source tree (tests/data/...).
 std::filesystem::path SourcePath(const std::string& relative);
 

@@ -1,8 +1,6 @@
 // The HTTP front end's fuzz corpus and reproducers, replayed against a real server through the
 // fuzzer's own body (fuzz/http_fuzz_body.h).
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -14,20 +12,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(ServeHttp, ReplayFuzzCorpus) {
   int replayed = 0;
   for (const char* folder : {"fuzz/http_corpus", "fuzz/http_regressions"}) {
     for (const auto& entry : fs::directory_iterator(testing::SourcePath(folder))) {
       if (entry.path().filename().string()[0] == '.' || entry.path().filename() == "README.md") continue;
       SCOPED_TRACE(entry.path().string());
-      fuzz::RunHttpFuzzBody(ReadFile(entry.path()));
+      fuzz::RunHttpFuzzBody(testing::ReadFile(entry.path()));
       EXPECT_TRUE(fuzz::HttpFuzzServerAlive());
       ++replayed;
     }

@@ -24,12 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::ReadFile;
 
 Error DecodeError(const std::string& body, std::optional<std::size_t> header_length = std::nullopt) {
   http::OutputEncoding encoding;

@@ -32,12 +32,7 @@ namespace fs = std::filesystem;
 }
 #define EXPECT_CONTAINS(text, part) EXPECT_PRED_FORMAT2(Contains, text, part)
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using testing::ReadFile;
 
 fs::path Fixture(const std::string& name) { return testing::SourcePath("tests/data/npy/" + name); }
 
