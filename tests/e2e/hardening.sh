@@ -81,6 +81,12 @@ expect_msg "the synthesised inputs would take 8.0 GiB"
 expect_msg "over ortkit's limit of 2.0 GiB"
 [ "$peak" -lt 500 ] || fail "huge_dim: peak memory $peak MB"
 
+echo "== a dimension declared as -5 is said, never silently replaced"
+expect_rc 1 "$ortkit" check "$f/minus5.onnx" --no-runtime
+expect_msg "graph.bad-dimension"
+"$ortkit" run "$f/minus5.onnx" >"$work/out" 2>&1 || true
+expect_msg "the model declares dimension 0 as -5, which is not a size: it was given"
+
 echo "== NaN or infinite tolerances are refused, never a pass"
 for flags in "--atol nan" "--rtol nan" "--atol inf" "--per-output y:nan:nan" "--per-output y:1e-3:-1"; do
   # shellcheck disable=SC2086

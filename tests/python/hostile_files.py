@@ -5,6 +5,7 @@
 FOLDER/relu16.onnx          x: float32[1, 16] -> Relu
 FOLDER/relu_rows.onnx       x: float32[rows, 16] -> Relu
 FOLDER/huge_dim.onnx        x: float32[2147483648] -> Relu (69 bytes of model, 8 GiB of input)
+FOLDER/minus5.onnx          x: float32[-5, 16] -> Relu (a dimension that is no size)
 FOLDER/bomb.npz             x.npy: float32[16777216, 17] (1.1 GB) of zeros, deflated to about 1 MB
 FOLDER/huge_member.npz      x.npy: float32[50331648, 16] (3 GiB) of zeros, deflated
 FOLDER/reference_bad.npz    x: float32[1, 16] ones, y: the Relu of ones minus 999 (every output wrong)
@@ -102,6 +103,7 @@ def main():
     onnx.save(relu_model([1, 16]), os.path.join(out, "relu16.onnx"))
     onnx.save(relu_model(["rows", 16]), os.path.join(out, "relu_rows.onnx"))
     onnx.save(relu_model([2147483648]), os.path.join(out, "huge_dim.onnx"))
+    onnx.save(relu_model([-5, 16]), os.path.join(out, "minus5.onnx"))
     deflated_zeros_npz(os.path.join(out, "bomb.npz"), (1 << 24, 17))
     deflated_zeros_npz(os.path.join(out, "huge_member.npz"), (50331648, 16))
     x = np.ones((1, 16), dtype=np.float32)

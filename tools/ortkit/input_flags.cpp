@@ -85,6 +85,26 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
   return plan;
 }
 
+namespace {
+
+// Dimensions of graph input `name` that the file declares as negative numbers (axis, value).
+std::vector<std::pair<std::size_t, std::int64_t>> NegativeDims(const onnx::ModelProto* model, const std::string& name) {
+  std::vector<std::pair<std::size_t, std::int64_t>> out;
+  if (model == nullptr) return out;
+  for (const auto& input : model->graph().input()) {
+    if (input.name() != name || !input.type().has_tensor_type()) continue;
+    const auto& shape = input.type().tensor_type().shape();
+    for (int d = 0; d < shape.dim_size(); ++d) {
+      if (shape.dim(d).has_dim_value() && shape.dim(d).dim_value() < 0) {
+        out.emplace_back(static_cast<std::size_t>(d), shape.dim(d).dim_value());
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
                                      const InputFlags& flags) {
   ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
@@ -165,13 +185,11 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
         source += "normal(0, 1)";
       else
         source += "integers in [0, 4)";
-      // A negative size other than -1 is no size at all (check reports graph.bad-dimension); it
-      // was taken as dynamic, and the user must hear what it was given.
-      for (std::size_t d = 0; d < spec.dims.size(); ++d) {
-        if (spec.dims[d].value < -1) {
-          source += fmt::format("; the model declares dimension {} as {}, which is not a size: it was given {}", d,
-                                spec.dims[d].value, s->tensor.shape()[d]);
-        }
+      // A negative size is no size at all (check reports graph.bad-dimension); ONNX Runtime takes
+      // it as dynamic, and the user must hear what it was given.
+      for (const auto& [axis, value] : NegativeDims(model, spec.name)) {
+        source += fmt::format("; the model declares dimension {} as {}, which is not a size: it was given {}", axis,
+                              value, s->tensor.shape()[axis]);
       }
       prepared.tensors.push_back(std::move(*s));
       prepared.sources.push_back({spec.name, source});
