@@ -18,13 +18,17 @@ ninja -C "$build" ortkit_unit_tests ortkit_fuzz_replay ortkit_cli ortkit_make_mo
 
 # halt_on_error: the first report ends the process with a failure; leaks are reported too, except
 # those inside ONNX Runtime's and protobuf's own one-time allocations (fuzz/lsan.supp).
-# allocator_may_return_null: tests ask ONNX Runtime for absurd sizes on purpose and check its error.
+# allocator_may_return_null: a failed malloc returns null, as without ASan.
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="suppressions=$root/fuzz/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
 echo "== unit tests under ASan + UBSan"
-"$build/tests/ortkit_unit_tests" --gtest_brief=1
+# The out_of_memory case asks ONNX Runtime for 4 PiB to check its message; ASan's operator new
+# aborts on any failed allocation rather than throwing std::bad_alloc, so that case (and the test
+# that produces every known message) cannot run here.
+"$build/tests/ortkit_unit_tests" --gtest_brief=1 \
+  --gtest_filter='-*out_of_memory*:RuntimeMessages.EveryKnownMessageIsProducedByARealSession'
 echo "== fuzz corpora and reproducers (model loader) under ASan + UBSan"
 "$build/tests/ortkit_fuzz_replay" "$root/fuzz/corpus" "$root/fuzz/regressions"
 echo "== ortkit serve under attack, under ASan + UBSan"
