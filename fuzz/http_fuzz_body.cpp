@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -92,7 +93,14 @@ int Connect(int port) {
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    Fail(std::string("connect: ") + std::strerror(errno));
+    // A signal (libFuzzer's timers) may interrupt connect; the connection then completes on its own.
+    pollfd ready{fd, POLLOUT, 0};
+    int error = errno;
+    socklen_t length = sizeof error;
+    if (error != EINTR || ::poll(&ready, 1, 10000) != 1 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      Fail(std::string("connect: ") + std::strerror(error));
+    }
   }
   return fd;
 }
