@@ -106,7 +106,7 @@ install_onnx() {
   # Debian's protobuf, shared: the one protobuf runtime ortkit, ONNX and gRPC share in one process.
   "$cmake_dir/bin/cmake" -S "$work/onnx-$onnx_version" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DONNX_ML=ON -DONNX_USE_PROTOBUF_SHARED_LIBS=ON -DONNX_BUILD_TESTS=OFF -DONNX_BUILD_PYTHON=OFF \
-    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$onnx_dir" >"$work/configure.log" \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$onnx_dir" >"$work/configure.log" 2>&1 \
     || { cat "$work/configure.log" >&2; exit 1; }
   "$cmake_dir/bin/cmake" --build "$work/build" -j "$(nproc)" >"$work/build.log" || { tail -50 "$work/build.log" >&2; exit 1; }
   rm -rf "$onnx_dir"
