@@ -62,5 +62,31 @@ TEST(OnnxLibrary, EveryLayerRunsOnAnOpset20ModelAndOnnxRuntimeRunsItInTheSamePro
   EXPECT_NEAR((*outputs)[0].tensor.values<float>()[0], 0.8412f, 1e-3);  // gelu(1), tanh form
 }
 
+// ONNX 1.23's Einsum inference loops forever on a space in the equation's left-hand side; numpy and
+// ONNX Runtime allow spaces, so the check removes them first.
+TEST(OnnxLibrary, EinsumWithSpacesIsInferredAndABadByteFailsCleanly) {
+  onnx::ModelProto spaced = testing::ParseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+e (float[2, 3] a, float[3, 4] b) => (float[N, M] y) {
+  y = Einsum<equation = "ij, jk -> ik">(a, b)
+}
+)");
+  const LayerOutcome inferred = RunShapeInference(spaced);
+  ASSERT_TRUE(inferred.ran) << inferred.skipped_reason;
+  for (const auto& d : inferred.diagnoses) EXPECT_NE(d.code, "shape.inference-failed") << d.message;
+  const auto& dims = spaced.graph().output(0).type().tensor_type().shape().dim();
+  ASSERT_EQ(dims.size(), 2);
+  EXPECT_EQ(dims[0].dim_value(), 2);
+  EXPECT_EQ(dims[1].dim_value(), 4);
+
+  onnx::ModelProto bad = spaced;
+  bad.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_s("ij,j\x8bk->ik");
+  const LayerOutcome failed = RunShapeInference(bad);
+  ASSERT_EQ(failed.diagnoses.size(), 1u);
+  EXPECT_EQ(failed.diagnoses[0].code, "shape.inference-failed");
+  EXPECT_NE(failed.diagnoses[0].message.find("the Einsum equation holds byte 0x8b at position 4"), std::string::npos)
+      << failed.diagnoses[0].message;
+}
+
 }  // namespace
 }  // namespace ortkit
