@@ -2,7 +2,8 @@
 # Installs everything ortkit needs to build and test on Debian 12: the Debian packages,
 # ONNX Runtime 1.29.0 from the npm package com.github.asus4.onnxruntime@0.4.9 (checked
 # against its published sha512 integrity), the ONNX 1.23.2 C++ library built from its source
-# distribution on PyPI (checked against its sha256), and the Python environment of the export companion
+# distribution on PyPI (checked against its sha256) with the backend test cases of the same release,
+# and the Python environment of the export companion
 # and the test oracles (.deps/python: a venv over Debian's python3 with PyTorch from Debian and
 # the packages pinned in python/requirements.txt). Safe to run again: finished steps are skipped.
 #
@@ -29,6 +30,17 @@ onnx_sdist_sha256="008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc
 onnx_dir="$deps/onnx-$onnx_version"
 cmake_requirement="cmake==3.31.6 --hash=sha256:1c8b05df0602365da91ee6a3336fe57525b137706c4ab5675498f662ae1dbcec"
 cmake_dir="$deps/cmake"
+
+# The backend test cases of the same ONNX release (node cases up to opset 25 and more), for the
+# conformance test: the wheel carries them as Python, written out once with numpy seeded, in a
+# throw-away venv holding the wheel and its dependencies, each pinned by hash.
+onnx_testdata_dir="$deps/onnx-testdata-$onnx_version"
+onnx_testdata_requirements="\
+onnx==$onnx_version --hash=sha256:c03ecf6b835d136108eeaeeafbd0026fc7b3cf98661409fbc6b63d5a29361348
+numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
+ml_dtypes==0.7.0 --hash=sha256:d214c910cabaf80aa1ee37b0f25131e20d7a6474182e5293a68985b0421299da
+protobuf==7.36.2 --hash=sha256:89f23aa53c24553a2416fd4fd1ec06f74fa42b14b546d8883128813f775bbfd2
+typing_extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8"
 
 debian_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
@@ -116,6 +128,24 @@ install_onnx() {
   say "ONNX $onnx_version installed in $onnx_dir"
 }
 
+install_onnx_testdata() {
+  if [ -f "$onnx_testdata_dir/.complete" ]; then say "ONNX $onnx_version test cases: present in $onnx_testdata_dir"; return; fi
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  say "writing the ONNX $onnx_version backend test cases into $onnx_testdata_dir"
+  /usr/bin/python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet --disable-pip-version-check --only-binary :all: --require-hashes \
+    -r <(echo "$onnx_testdata_requirements")
+  rm -rf "$onnx_testdata_dir"
+  "$work/venv/bin/python" -W ignore "$root/scripts/generate_onnx_testdata.py" "$onnx_testdata_dir/data" >/dev/null
+  # The converted PyTorch cases exist only as data inside the wheel.
+  local package; package="$("$work/venv/bin/python" -c 'import onnx, os; print(os.path.dirname(onnx.__file__))')"
+  cp -r "$package/backend/test/data/pytorch-converted" "$package/backend/test/data/pytorch-operator" "$onnx_testdata_dir/data/"
+  echo "$onnx_version" >"$onnx_testdata_dir/VERSION"
+  touch "$onnx_testdata_dir/.complete"
+  say "ONNX $onnx_version test cases: $(find "$onnx_testdata_dir/data" -name model.onnx | wc -l) in $onnx_testdata_dir"
+}
+
 # The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment.
 install_python_env() {
   if [ "${ORTKIT_SKIP_PYTHON:-0}" = 1 ]; then say "skipping the Python environment (ORTKIT_SKIP_PYTHON=1)"; return; fi
@@ -137,4 +167,5 @@ install_python_env() {
 install_debian_packages
 install_onnxruntime
 install_onnx
+install_onnx_testdata
 install_python_env
