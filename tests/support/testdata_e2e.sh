@@ -11,7 +11,7 @@ sets=(node pytorch-converted pytorch-operator simple)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$ortkit" ] || fail "no ortkit executable at $1"
-[ -d "$data/node" ] || fail "$data/node is missing: install libonnx-testdata (scripts/setup.sh does)"
+[ -d "$data/node" ] || fail "$data/node is missing: scripts/setup.sh installs the test cases (libonnx-testdata, .deps/onnx-testdata-*)"
 command -v jq >/dev/null || fail "jq is needed to read ortkit's JSON (apt-get install jq)"
 [ "$mode" = check ] || [ "$mode" = --update ] || fail "unknown mode '$mode' (expected --update or nothing)"
 

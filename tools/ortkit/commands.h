@@ -28,5 +28,6 @@ void RegisterExport(CLI::App& app, int& exit_code);
 void RegisterDoctor(CLI::App& app, int& exit_code);
 void RegisterPerf(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
+void RegisterConvert(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

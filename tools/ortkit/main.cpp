@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterCheck(app, exit_code);
   ortkit::cli::RegisterRun(app, exit_code);
   ortkit::cli::RegisterValidate(app, exit_code);
+  ortkit::cli::RegisterConvert(app, exit_code);
   ortkit::cli::RegisterDoctor(app, exit_code);
   ortkit::cli::RegisterBench(app, exit_code);
   ortkit::cli::RegisterServe(app, exit_code);

@@ -130,6 +130,10 @@ std::vector<Diagnosis> CheckTargetRuntime(const onnx::ModelProto& model, const O
   const std::string upgrade =
       loads == nullptr ? ""
                        : fmt::format(" Or deploy ONNX Runtime {} or newer, the first that loads it.", loads->version);
+  const std::string convert = fmt::format(
+      " Or convert this file: ortkit convert MODEL --target-ort {} --out FILE (its outputs are compared with the "
+      "original's before it is written).",
+      target.version);
   // ONNX Runtime checks the IR version first and stops there: so does this.
   if (model.ir_version() > target.max_ir) {
     auto d = Diagnose("target.ir-version",
@@ -141,7 +145,7 @@ std::vector<Diagnosis> CheckTargetRuntime(const onnx::ModelProto& model, const O
             fmt::format(
                 " Exporters stamp the IR version of their ONNX package; with opset {} or lower, setting "
                 "model.ir_version = {} before onnx.save is safe.{}",
-                target.max_opset, target.max_ir, upgrade);
+                target.max_opset, target.max_ir, convert + upgrade);
     out.push_back(std::move(d));
     return out;
   }
@@ -158,7 +162,7 @@ std::vector<Diagnosis> CheckTargetRuntime(const onnx::ModelProto& model, const O
                     "till opset {}.\"",
                     release, import.version(), domain, max),
         where);
-    if (domain == "ai.onnx") d.fix = ExportFix(max) + upgrade;
+    if (domain == "ai.onnx") d.fix = ExportFix(max) + convert + upgrade;
     if (domain == "ai.onnx.ml") {
       d.fix =
           fmt::format("Convert the classic-ML part with target_opset={{'ai.onnx.ml': {}}} (skl2onnx, onnxmltools).{}",

@@ -87,6 +87,26 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "The release loads the opset, but its CPU kernel for this operator (or this mode of it) came in a later release: the session fails to load, or a function operator runs expanded from its ONNX definition instead of a kernel.",
    "Upgrade ONNX Runtime to the release named, or export with an opset below the operator's so that the exporter writes its older form."},
 
+  // ---- convert: moving a model to another opset (`ortkit convert`)
+  {"convert.no-adapter", E, "No conversion exists for an operator between these opsets",
+   "Neither ONNX's version converter nor ortkit's own adapters know how to express the operator in the target opset: it is newer than the opset (and has no formula in older operators), or its older version differs in meaning.",
+   "Export again from the framework with opset_version set to the target opset (the exporter then writes the older form), or deploy an ONNX Runtime that loads the model's opset (docs/compatibility.md)."},
+  {"convert.not-expressible", E, "A node's use of its operator has no form in the target opset",
+   "The operator exists in the target opset, but this node relies on something only the newer version has: an element type, an input or an attribute value.",
+   "Export again with opset_version set to the target opset, or change the model so that the node uses what the older version offers (the message names it)."},
+  {"convert.ir-too-low", E, "The IR version asked for cannot hold the model",
+   "The model uses element types (float8, 4-bit) or an opset that need a newer IR version than the one the conversion would write.",
+   "Ask for a higher --ir-version, or target a runtime that loads it; tensors of those types cannot be written at the lower IR version."},
+  {"convert.custom-domain", W, "Nodes of another domain are kept as they are",
+   "ONNX's version converter converts the ai.onnx domain only; nodes of other domains (com.microsoft, a custom one) are copied unchanged.",
+   "Check that the target runtime implements those domains' operators at the versions the model imports."},
+  {"convert.outputs-differ", E, "The converted model's outputs differ from the original's",
+   "An adapter changed what the model computes, or the older operator versions compute differently (precision, rounding, edge cases) on these inputs. Nothing was written.",
+   "Read the per-output errors in the report; loosen --atol/--rtol only if the difference is within what the model tolerates, or convert to a nearer opset."},
+  {"convert.not-validated", E, "The conversion could not be proven on this ONNX Runtime",
+   "The original or the converted model does not load or run here, so their outputs could not be compared. Nothing was written.",
+   "Fix what the message names (often: run on an ONNX Runtime that loads the original), or pass --no-validate to write the converted model unproven."},
+
   // ---- ONNX checker
   {"checker.failed", E, "The ONNX checker rejects the model",
    "The model breaks a rule of the ONNX specification (see the message): usually an exporter bug or a hand-edited graph.",

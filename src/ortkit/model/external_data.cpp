@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "ortkit/core/units.h"
 #include "ortkit/model/graph_walk.h"
 
 namespace ortkit {
@@ -151,6 +153,127 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
     }
   }
   return out;
+}
+
+namespace {
+
+/// Calls `visit` on every TensorProto the model stores: initializers and Constant-like attributes,
+/// in every graph. Depth-limited like ForEachGraph.
+template <typename Visit>
+Status ForEachStoredTensor(onnx::GraphProto& graph, int depth, Visit& visit) {
+  if (depth > 64) return OkStatus();
+  for (auto& tensor : *graph.mutable_initializer()) ORTKIT_RETURN_IF_ERROR(visit(tensor));
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_t()) ORTKIT_RETURN_IF_ERROR(visit(*attr.mutable_t()));
+      for (auto& t : *attr.mutable_tensors()) ORTKIT_RETURN_IF_ERROR(visit(t));
+      if (attr.has_g()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(*attr.mutable_g(), depth + 1, visit));
+      for (auto& g : *attr.mutable_graphs()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(g, depth + 1, visit));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status InlineExternalData(onnx::ModelProto& model, const std::filesystem::path& base, std::uint64_t max_bytes,
+                          std::string_view purpose, std::string_view remedy) {
+  namespace fs = std::filesystem;
+  std::uint64_t inlined = 0;
+  auto inline_tensor = [&](onnx::TensorProto& tensor) -> Status {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return OkStatus();
+    std::string location;
+    std::int64_t offset = 0;
+    std::int64_t length = -1;
+    for (const auto& entry : tensor.external_data()) {
+      bool ok = true;
+      if (entry.key() == "location") location = entry.value();
+      if (entry.key() == "offset") ok = ParseInt(entry.value(), &offset);
+      if (entry.key() == "length") ok = ParseInt(entry.value(), &length);
+      if (!ok) {
+        return MakeError(ErrorKind::kInvalidModel, fmt::format("tensor '{}': external data {} '{}' is not a number",
+                                                               tensor.name(), entry.key(), entry.value()));
+      }
+    }
+    auto resolved = ResolveExternalLocation(base, location);
+    if (!resolved.ok()) {
+      return MakeError(resolved.error().kind, fmt::format("tensor '{}': {}", tensor.name(), resolved.error().message));
+    }
+    const fs::path file = *resolved;
+    std::error_code ec;
+    const auto file_size = fs::file_size(file, ec);
+    if (ec)
+      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': external data file '{}': {}", tensor.name(),
+                                                   file.string(), ec.message()));
+    if (length < 0) length = static_cast<std::int64_t>(file_size) - offset;
+    if (length < 0 || static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(length) > file_size) {
+      return MakeError(ErrorKind::kInvalidModel,
+                       fmt::format("tensor '{}': external data range [{}, {}) lies outside '{}' ({} bytes)",
+                                   tensor.name(), offset, offset + length, file.string(), file_size));
+    }
+    inlined += static_cast<std::uint64_t>(length);
+    if (inlined > max_bytes) {
+      return MakeError(ErrorKind::kUnavailable,
+                       fmt::format("{}, and they exceed {}; {}", purpose, HumanBytes(max_bytes), remedy));
+    }
+    std::string bytes(static_cast<std::size_t>(length), '\0');
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(offset);
+    if (!in.read(bytes.data(), length)) {
+      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': reading {} bytes of '{}' failed", tensor.name(),
+                                                   length, file.string()));
+    }
+    tensor.set_raw_data(std::move(bytes));
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+    return OkStatus();
+  };
+  return ForEachStoredTensor(*model.mutable_graph(), 0, inline_tensor);
+}
+
+Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, bool external_data) {
+  constexpr std::size_t kExternalThreshold = 1024;
+  constexpr std::uint64_t kAlignment = 4096;
+  const std::string data_name = path.filename().string() + ".data";
+  const std::filesystem::path data_path = path.parent_path() / data_name;
+  if (external_data) {
+    std::ofstream data(data_path, std::ios::binary | std::ios::trunc);
+    if (!data) return MakeError(ErrorKind::kIo, fmt::format("cannot write '{}'", data_path.string()));
+    std::uint64_t offset = 0;
+    auto move_out = [&](onnx::TensorProto& tensor) -> Status {
+      if (tensor.data_location() == onnx::TensorProto::EXTERNAL || !tensor.has_raw_data() ||
+          tensor.raw_data().size() < kExternalThreshold) {
+        return OkStatus();
+      }
+      const std::uint64_t padding = (kAlignment - offset % kAlignment) % kAlignment;
+      const std::string zeros(padding, '\0');
+      data.write(zeros.data(), static_cast<std::streamsize>(padding));
+      offset += padding;
+      const std::string& bytes = tensor.raw_data();
+      data.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      auto add = [&](const char* key, const std::string& value) {
+        auto* entry = tensor.add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+      };
+      add("location", data_name);
+      add("offset", std::to_string(offset));
+      add("length", std::to_string(bytes.size()));
+      offset += bytes.size();
+      tensor.clear_raw_data();
+      tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+      return OkStatus();
+    };
+    ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(*model.mutable_graph(), 0, move_out));
+    if (!data.flush()) return MakeError(ErrorKind::kIo, fmt::format("writing '{}' failed", data_path.string()));
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return MakeError(ErrorKind::kIo, fmt::format("cannot write '{}'", path.string()));
+  if (!model.SerializeToOstream(&out) || !out.flush()) {
+    return MakeError(ErrorKind::kIo, fmt::format("writing '{}' failed (a model over 2 GiB needs external data)",
+                                                 path.string()));
+  }
+  return OkStatus();
 }
 
 }  // namespace ortkit

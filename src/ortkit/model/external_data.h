@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -35,5 +36,20 @@ std::vector<ExternalTensor> ListExternalTensors(const onnx::ModelProto& model,
 
 /// The external-data layer of `check`: files exist, ranges lie inside them, lengths match shapes.
 std::vector<Diagnosis> CheckExternalData(const ModelFile& model);
+
+/// Protobuf refuses to serialise a message of 2 GiB or more: inlined weights stay below this.
+inline constexpr std::uint64_t kMaxInlinedBytes = 1536ULL << 20;
+
+/// Reads the bytes of every externally stored tensor (initializers, Constant-like attributes, every
+/// subgraph) into the tensor itself, for a model that must travel as bytes: ONNX Runtime resolves
+/// the external files of a model loaded from bytes against no folder at all. Past `max_bytes` in
+/// all, fails with kUnavailable: "`purpose`, and they exceed 1.5 GiB; `remedy`".
+Status InlineExternalData(onnx::ModelProto& model, const std::filesystem::path& base, std::uint64_t max_bytes,
+                          std::string_view purpose, std::string_view remedy);
+
+/// Writes `model` to `path`. With `external_data`, every stored tensor of 1 KiB or more goes to
+/// one side file named after `path` plus ".data" in the same folder (ONNX's layout: location,
+/// offset aligned to 4 KiB, length), which is replaced. Fails with kIo naming the file.
+Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, bool external_data);
 
 }  // namespace ortkit

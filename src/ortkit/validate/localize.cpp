@@ -26,8 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// Protobuf refuses to serialise a message of 2 GiB or more; stay clear of it with inlined weights.
-constexpr std::uint64_t kMaxInlinedBytes = 1536ULL << 20;
 constexpr std::size_t kSkippedNamesKept = 20;
 
 Error LoadError(const ModelLoad& load, const std::string& what) {
@@ -41,81 +39,6 @@ Error LoadError(const ModelLoad& load, const std::string& what) {
   return MakeError(load.io_error ? ErrorKind::kIo : ErrorKind::kInvalidModel, fmt::format("{}: {}", what, message));
 }
 
-/// Calls `visit` on every TensorProto the model stores: initializers and Constant-like attributes,
-/// in every graph. Depth-limited like ForEachGraph.
-template <typename Visit>
-Status ForEachStoredTensor(onnx::GraphProto& graph, int depth, Visit& visit) {
-  if (depth > 64) return OkStatus();
-  for (auto& tensor : *graph.mutable_initializer()) ORTKIT_RETURN_IF_ERROR(visit(tensor));
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& attr : *node.mutable_attribute()) {
-      if (attr.has_t()) ORTKIT_RETURN_IF_ERROR(visit(*attr.mutable_t()));
-      for (auto& t : *attr.mutable_tensors()) ORTKIT_RETURN_IF_ERROR(visit(t));
-      if (attr.has_g()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(*attr.mutable_g(), depth + 1, visit));
-      for (auto& g : *attr.mutable_graphs()) ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(g, depth + 1, visit));
-    }
-  }
-  return OkStatus();
-}
-
-/// Reads external data into the tensors themselves. The chunk models are loaded from bytes, and
-/// ONNX Runtime resolves external files of a model loaded from bytes against no folder at all
-/// (and refuses absolute locations), so the weights have to travel inside the bytes.
-Status InlineExternalData(onnx::ModelProto& model, const fs::path& base) {
-  std::uint64_t inlined = 0;
-  auto inline_tensor = [&](onnx::TensorProto& tensor) -> Status {
-    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return OkStatus();
-    std::string location;
-    std::int64_t offset = 0;
-    std::int64_t length = -1;
-    for (const auto& entry : tensor.external_data()) {
-      try {
-        if (entry.key() == "location") location = entry.value();
-        if (entry.key() == "offset") offset = std::stoll(entry.value());
-        if (entry.key() == "length") length = std::stoll(entry.value());
-      } catch (const std::exception&) {
-        return MakeError(ErrorKind::kInvalidModel, fmt::format("tensor '{}': external data {} '{}' is not a number",
-                                                               tensor.name(), entry.key(), entry.value()));
-      }
-    }
-    auto resolved = ResolveExternalLocation(base, location);
-    if (!resolved.ok()) {
-      return MakeError(resolved.error().kind, fmt::format("tensor '{}': {}", tensor.name(), resolved.error().message));
-    }
-    const fs::path file = *resolved;
-    std::error_code ec;
-    const auto file_size = fs::file_size(file, ec);
-    if (ec)
-      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': external data file '{}': {}", tensor.name(),
-                                                   file.string(), ec.message()));
-    if (length < 0) length = static_cast<std::int64_t>(file_size) - offset;
-    if (offset < 0 || length < 0 || static_cast<std::uint64_t>(offset + length) > file_size) {
-      return MakeError(ErrorKind::kInvalidModel,
-                       fmt::format("tensor '{}': external data range [{}, {}) lies outside '{}' ({} bytes)",
-                                   tensor.name(), offset, offset + length, file.string(), file_size));
-    }
-    inlined += static_cast<std::uint64_t>(length);
-    if (inlined > kMaxInlinedBytes) {
-      return MakeError(ErrorKind::kUnavailable,
-                       fmt::format("localisation copies external weights into each chunk's model, and they exceed {}; "
-                                   "localise a smaller export or compare against saved intermediates",
-                                   HumanBytes(kMaxInlinedBytes)));
-    }
-    std::string bytes(static_cast<std::size_t>(length), '\0');
-    std::ifstream in(file, std::ios::binary);
-    in.seekg(offset);
-    if (!in.read(bytes.data(), length)) {
-      return MakeError(ErrorKind::kIo, fmt::format("tensor '{}': reading {} bytes of '{}' failed", tensor.name(),
-                                                   length, file.string()));
-    }
-    tensor.set_raw_data(std::move(bytes));
-    tensor.clear_external_data();
-    tensor.set_data_location(onnx::TensorProto::DEFAULT);
-    return OkStatus();
-  };
-  return ForEachStoredTensor(*model.mutable_graph(), 0, inline_tensor);
-}
-
 Result<onnx::ModelProto> LoadProto(const ModelSource& source) {
   if (!source.bytes.empty()) {
     ModelLoad load = ParseModelBytes(source.bytes, "the model");
@@ -126,7 +49,9 @@ Result<onnx::ModelProto> LoadProto(const ModelSource& source) {
   ModelLoad load = LoadModelFile(source.path);
   if (load.model == nullptr) return LoadError(load, fmt::format("reading '{}'", source.path.string()));
   onnx::ModelProto proto = std::move(*load.model->proto);
-  ORTKIT_RETURN_IF_ERROR(InlineExternalData(proto, load.model->BaseDirectory()));
+  ORTKIT_RETURN_IF_ERROR(InlineExternalData(proto, load.model->BaseDirectory(), kMaxInlinedBytes,
+                                             "localisation copies external weights into each chunk's model",
+                                             "localise a smaller export or compare against saved intermediates"));
   return proto;
 }
 

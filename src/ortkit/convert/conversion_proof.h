@@ -1,0 +1,54 @@
+#pragma once
+// Proving a conversion by the numbers before anything is written: the original and the converted
+// model run on the same synthesised inputs at two shapes, and every output is compared with
+// validate's tolerances.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+#include <onnx/onnx_pb.h>
+
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/synthesis.h"
+#include "ortkit/validate/compare.h"
+#include "ortkit/validate/cross_check.h"
+
+namespace ortkit {
+
+struct ConversionProofOptions {
+  InputPlan inputs;  ///< the first shape; the second doubles every symbolic dimension the plan leaves open
+  ToleranceRules tolerance;
+  SessionConfig session;
+};
+
+/// One shape both models ran at.
+struct ShapeTrial {
+  std::string label;                ///< "batch=1, sequence=16"
+  std::vector<std::string> shapes;  ///< "input_ids int64[1, 16]", one per input
+  std::optional<CrossCheckReport> report;
+  std::string skipped;  ///< why the shape was not compared: the original itself does not run at it
+
+  nlohmann::json ToJson() const;
+};
+
+struct ConversionProof {
+  std::vector<ShapeTrial> trials;
+
+  /// Every trial that ran passed, and at least one ran.
+  bool Passed() const;
+  /// The largest absolute error over every output of every trial.
+  double MaxAbsError() const;
+};
+
+/// Runs `original` (a file; its external data found next to it) and `converted_bytes` (a
+/// serialised model with its weights inline) on the same inputs at two shapes. Errors: kRuntime
+/// when the original does not load or run at the first shape ("original: ..."), or when the
+/// converted model does not load or run where the original did ("converted: ...").
+Result<ConversionProof> ProveConversion(Runtime& runtime, const ModelSource& original, std::string_view converted_bytes,
+                                        const onnx::ModelProto& original_proto, const ConversionProofOptions& options);
+
+}  // namespace ortkit
