@@ -220,6 +220,7 @@ int Run(const ConvertFlags& flags) {
         return Fail(written.error().message);
       }
       report.written = true;
+      report.external_data = fs::exists(flags.out.string() + ".data", ec);
     }
   }
   SortBySeverity(report.diagnoses);

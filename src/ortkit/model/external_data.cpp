@@ -266,6 +266,9 @@ Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, boo
     };
     ORTKIT_RETURN_IF_ERROR(ForEachStoredTensor(*model.mutable_graph(), 0, move_out));
     if (!data.flush()) return MakeError(ErrorKind::kIo, fmt::format("writing '{}' failed", data_path.string()));
+    data.close();
+    std::error_code ignored;
+    if (offset == 0) std::filesystem::remove(data_path, ignored);  // every tensor was small
   }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return MakeError(ErrorKind::kIo, fmt::format("cannot write '{}'", path.string()));

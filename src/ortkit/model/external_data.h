@@ -49,7 +49,8 @@ Status InlineExternalData(onnx::ModelProto& model, const std::filesystem::path& 
 
 /// Writes `model` to `path`. With `external_data`, every stored tensor of 1 KiB or more goes to
 /// one side file named after `path` plus ".data" in the same folder (ONNX's layout: location,
-/// offset aligned to 4 KiB, length), which is replaced. Fails with kIo naming the file.
+/// offset aligned to 4 KiB, length), which is replaced (and removed again when no tensor is that
+/// large). Fails with kIo naming the file.
 Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, bool external_data);
 
 }  // namespace ortkit
