@@ -12,7 +12,7 @@ codes = json.load(sys.stdin)
 titles = {"file": "File layer", "external-data": "External data", "checker": "ONNX checker",
           "shape": "Shape inference", "graph": "Export rules", "runtime": "ONNX Runtime messages",
           "validate": "Validation", "sweep": "Dynamic-shape sweep", "export": "Export companion",
-          "target": "Target runtime (--target-ort)",
+          "target": "Target runtime (--target-ort)", "convert": "Opset conversion (convert)",
           "internal": "Internal"}
 layer = None
 for c in codes:
