@@ -372,9 +372,10 @@ std::string NodesRunning(const onnx::ModelProto& model, const std::string& op_ty
   for (std::size_t i = 0; i < names.size() && i < 3; ++i) {
     text += fmt::format("{}'{}'", i == 0 ? "" : ", ", names[i]);
   }
-  const std::size_t more = names.size() > 3 ? names.size() - 3 : 0;
-  if (more + unnamed > 0) text += fmt::format("{}{} more", text.empty() ? "" : " and ", more + unnamed);
-  return text.empty() ? "a node" : "node " + text;
+  const std::size_t more = (names.size() > 3 ? names.size() - 3 : 0) + static_cast<std::size_t>(unnamed);
+  if (text.empty()) return more == 1 ? "an unnamed node" : fmt::format("{} unnamed nodes", more);
+  if (more > 0) text += fmt::format(" and {} more", more);
+  return (names.size() == 1 && more == 0 ? "node " : "nodes ") + text;
 }
 
 /// The operator an error of the stock converter is about, when its message names one.
@@ -504,9 +505,14 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
     where.op_type = e.op();
     outcome.diagnoses.push_back(Diagnose(
         "convert.not-expressible",
-        fmt::format("node '{}' ({}) has no form in opset {}: {}", e.node(), e.op(), options.opset, e.what()), where));
+        fmt::format("{} ({}) has no form in opset {}: {}",
+                    e.node().empty() ? std::string("an unnamed node") : fmt::format("node '{}'", e.node()), e.op(),
+                    options.opset, e.what()),
+        where));
   } catch (const std::exception& e) {
-    const std::string message = FirstLine(e.what());
+    // ONNX's assertions read "/path/to/BaseConverter.h:66: adapter_lookup: Assertion `false` failed: No Adapter ...".
+    std::string message = FirstLine(e.what());
+    if (auto failed = message.find("failed: "); failed != std::string::npos) message = message.substr(failed + 8);
     const std::string op = OperatorInMessage(message);
     Location where;
     if (op.empty()) {
