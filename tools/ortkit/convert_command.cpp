@@ -94,20 +94,14 @@ nlohmann::json ToJson(const ConvertReport& report) {
   const auto& c = report.conversion;
   nlohmann::json rewrites = nlohmann::json::array();
   for (const auto& r : c.rewrites) rewrites.push_back({{"node", r.node}, {"op_type", r.op_type}, {"change", r.change}});
-  nlohmann::json json = {{"model", report.model},
-                         {"out", report.out},
-                         {"written", report.written},
-                         {"from_opset", c.from_opset},
-                         {"to_opset", c.to_opset},
-                         {"from_ir_version", c.from_ir},
-                         {"to_ir_version", c.to_ir},
-                         {"rewrites", rewrites},
-                         {"diagnoses", report.diagnoses}};
+  nlohmann::json json = {{"model", report.model},      {"out", report.out},      {"written", report.written},
+                         {"from_opset", c.from_opset}, {"to_opset", c.to_opset}, {"from_ir_version", c.from_ir},
+                         {"to_ir_version", c.to_ir},   {"rewrites", rewrites},   {"diagnoses", report.diagnoses}};
   if (report.proof) {
     nlohmann::json trials = nlohmann::json::array();
     for (const auto& t : report.proof->trials) trials.push_back(t.ToJson());
-    json["proof"] = {{"passed", report.proof->Passed()}, {"max_abs_error", report.proof->MaxAbsError()},
-                     {"trials", trials}};
+    json["proof"] = {
+        {"passed", report.proof->Passed()}, {"max_abs_error", report.proof->MaxAbsError()}, {"trials", trials}};
   }
   return json;
 }
@@ -236,9 +230,10 @@ int Run(const ConvertFlags& flags) {
 
 void RegisterConvert(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ConvertFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "convert", "Convert a model to another opset with ONNX's version converter and ortkit's adapters; "
-                 "written only when its outputs match the original's");
+  CLI::App* cmd =
+      app.add_subcommand("convert",
+                         "Convert a model to another opset with ONNX's version converter and ortkit's adapters; "
+                         "written only when its outputs match the original's");
   cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", flags->out, "where to write the converted model")->required();
   cmd->add_option("--opset", flags->opset, "target ai.onnx opset")->check(CLI::Range(7, 99));

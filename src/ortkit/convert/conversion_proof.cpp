@@ -50,7 +50,8 @@ std::string PlanLabel(const std::vector<TensorSpec>& specs, const InputPlan& pla
       const auto& dim = spec.dims[axis];
       if (dim.fixed() || dim.symbol.empty() || !seen.insert(dim.symbol).second) continue;
       auto it = plan.dims.find(dim.symbol);
-      parts.push_back(fmt::format("{}={}", dim.symbol, it != plan.dims.end() ? it->second : DefaultDimSize(dim.symbol, axis)));
+      parts.push_back(
+          fmt::format("{}={}", dim.symbol, it != plan.dims.end() ? it->second : DefaultDimSize(dim.symbol, axis)));
     }
   }
   if (parts.empty()) return fmt::format("fixed shapes, seed {}", plan.seed);

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"

@@ -116,8 +116,9 @@ class GeluFormula final : public vc::Adapter {
     Value* x = node->inputs().at(0);
     const std::int32_t type = x->elemType();
     if (!IsFloating(type)) {
-      throw NotExpressible(node, "its input's element type is not known (shape inference could not type it), "
-                                 "so the formula's constants cannot be typed");
+      throw NotExpressible(node,
+                           "its input's element type is not known (shape inference could not type it), "
+                           "so the formula's constants cannot be typed");
     }
     const std::string approximate = node->hasAttribute(Symbol("approximate")) ? node->s(Symbol("approximate")) : "none";
     if (approximate != "none" && approximate != "tanh") {
@@ -142,8 +143,9 @@ class GeluFormula final : public vc::Adapter {
       inner = apply(Symbol("Erf"), apply(onnx::kMul, x, constant(M_SQRT1_2)), nullptr);
     }
     Value* y = apply(onnx::kMul, apply(onnx::kMul, x, apply(onnx::kAdd, inner, constant(1.0))), constant(0.5));
-    Record(log_, node, "Gelu", fmt::format("Gelu-20 (approximate='{}') -> its formula with {}", approximate,
-                                           approximate == "tanh" ? "Tanh" : "Erf"));
+    Record(log_, node, "Gelu",
+           fmt::format("Gelu-20 (approximate='{}') -> its formula with {}", approximate,
+                       approximate == "tanh" ? "Tanh" : "Erf"));
     return ReplaceOutput(node, y);
   }
 
@@ -287,8 +289,9 @@ class BatchNormSameTypes final : public vc::Adapter {
     const std::int32_t type = node->inputs().at(0)->elemType();
     for (const Value* input : node->inputs()) {
       if (input->elemType() != type) {
-        throw NotExpressible(node, "its parameters' element types differ from the input's, which "
-                                   "BatchNormalization-14 does not allow");
+        throw NotExpressible(node,
+                             "its parameters' element types differ from the input's, which "
+                             "BatchNormalization-14 does not allow");
       }
     }
     return node;
@@ -380,9 +383,9 @@ std::string NodesRunning(const onnx::ModelProto& model, const std::string& op_ty
 
 /// The operator an error of the stock converter is about, when its message names one.
 std::string OperatorInMessage(const std::string& message) {
-  static const std::regex patterns[] = {
-      std::regex(R"(No Previous Version of (\w+))"), std::regex(R"(No Adapter (?:To|From) Version \$?\d+ for (\w+))"),
-      std::regex(R"(No Adapter For (\w+))"), std::regex(R"(operator '(\w+)')")};
+  static const std::regex patterns[] = {std::regex(R"(No Previous Version of (\w+))"),
+                                        std::regex(R"(No Adapter (?:To|From) Version \$?\d+ for (\w+))"),
+                                        std::regex(R"(No Adapter For (\w+))"), std::regex(R"(operator '(\w+)')")};
   std::smatch match;
   for (const auto& pattern : patterns) {
     if (std::regex_search(message, match, pattern)) return match[1];
@@ -427,9 +430,8 @@ std::pair<int, int> NewestType(const onnx::ModelProto& model) {
 
 int IrVersionForOpset(int opset) {
   // ONNX's own table (onnx.helper.VERSION_TABLE): the IR version of the first release with each opset.
-  static const std::map<int, int> kFirstIr = {{1, 3},   {7, 3},   {9, 4},   {10, 5},  {11, 6},  {12, 7},
-                                              {15, 8},  {19, 9},  {21, 10}, {23, 11}, {24, 12}, {25, 13},
-                                              {28, 14}};
+  static const std::map<int, int> kFirstIr = {{1, 3},  {7, 3},   {9, 4},   {10, 5},  {11, 6},  {12, 7}, {15, 8},
+                                              {19, 9}, {21, 10}, {23, 11}, {24, 12}, {25, 13}, {28, 14}};
   auto it = kFirstIr.upper_bound(opset);
   return it == kFirstIr.begin() ? 3 : std::prev(it)->second;
 }
@@ -477,8 +479,7 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
   try {
     RewriteLog log;
     Converter converter(log);
-    onnx::ModelProto converted =
-        converter.convert_version(typed, OpSetID(outcome.from_opset), OpSetID(options.opset));
+    onnx::ModelProto converted = converter.convert_version(typed, OpSetID(outcome.from_opset), OpSetID(options.opset));
     converted.set_ir_version(outcome.to_ir);
     outcome.rewrites = std::move(log);
     const auto [type_ir, type] = NewestType(converted);
@@ -491,11 +492,11 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
       return outcome;
     }
     if (outcome.to_ir < for_opset && options.ir_version > 0) {
-      outcome.diagnoses.push_back(Diagnose(
-          "convert.ir-too-low",
-          fmt::format("opset {} needs IR version {} or newer; --ir-version {} was asked for", options.opset, for_opset,
-                      options.ir_version),
-          file));
+      outcome.diagnoses.push_back(
+          Diagnose("convert.ir-too-low",
+                   fmt::format("opset {} needs IR version {} or newer; --ir-version {} was asked for", options.opset,
+                               for_opset, options.ir_version),
+                   file));
       return outcome;
     }
     outcome.model = std::move(converted);
@@ -503,12 +504,12 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
     Location where;
     where.node = e.node();
     where.op_type = e.op();
-    outcome.diagnoses.push_back(Diagnose(
-        "convert.not-expressible",
-        fmt::format("{} ({}) has no form in opset {}: {}",
-                    e.node().empty() ? std::string("an unnamed node") : fmt::format("node '{}'", e.node()), e.op(),
-                    options.opset, e.what()),
-        where));
+    outcome.diagnoses.push_back(
+        Diagnose("convert.not-expressible",
+                 fmt::format("{} ({}) has no form in opset {}: {}",
+                             e.node().empty() ? std::string("an unnamed node") : fmt::format("node '{}'", e.node()),
+                             e.op(), options.opset, e.what()),
+                 where));
   } catch (const std::exception& e) {
     // ONNX's assertions read "/path/to/BaseConverter.h:66: adapter_lookup: Assertion `false` failed: No Adapter ...".
     std::string message = FirstLine(e.what());
@@ -516,22 +517,21 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
     const std::string op = OperatorInMessage(message);
     Location where;
     if (op.empty()) {
-      outcome.diagnoses.push_back(Diagnose(
-          "convert.no-adapter",
-          fmt::format("ONNX's version converter stopped between opsets {} and {}: {}", outcome.from_opset,
-                      options.opset, message),
-          where));
+      outcome.diagnoses.push_back(Diagnose("convert.no-adapter",
+                                           fmt::format("ONNX's version converter stopped between opsets {} and {}: {}",
+                                                       outcome.from_opset, options.opset, message),
+                                           where));
     } else {
       const std::string nodes = NodesRunning(model, op, &where);
       const bool types = message.find("unallowed") != std::string::npos;
-      outcome.diagnoses.push_back(Diagnose(
-          types ? "convert.not-expressible" : "convert.no-adapter",
-          fmt::format("{} ({}) cannot be converted from opset {} to {}: {} (ONNX's version converter: \"{}\")", nodes,
-                      op, outcome.from_opset, options.opset,
-                      types ? "it uses an element type the older version of the operator does not accept"
-                            : "neither ONNX's converter nor ortkit has an adapter for it",
-                      message),
-          where));
+      outcome.diagnoses.push_back(
+          Diagnose(types ? "convert.not-expressible" : "convert.no-adapter",
+                   fmt::format("{} ({}) cannot be converted from opset {} to {}: {} (ONNX's version converter: \"{}\")",
+                               nodes, op, outcome.from_opset, options.opset,
+                               types ? "it uses an element type the older version of the operator does not accept"
+                                     : "neither ONNX's converter nor ortkit has an adapter for it",
+                               message),
+                   where));
     }
   }
   return outcome;

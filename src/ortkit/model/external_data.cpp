@@ -273,8 +273,8 @@ Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, boo
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return MakeError(ErrorKind::kIo, fmt::format("cannot write '{}'", path.string()));
   if (!model.SerializeToOstream(&out) || !out.flush()) {
-    return MakeError(ErrorKind::kIo, fmt::format("writing '{}' failed (a model over 2 GiB needs external data)",
-                                                 path.string()));
+    return MakeError(ErrorKind::kIo,
+                     fmt::format("writing '{}' failed (a model over 2 GiB needs external data)", path.string()));
   }
   return OkStatus();
 }

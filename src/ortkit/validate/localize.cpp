@@ -50,8 +50,8 @@ Result<onnx::ModelProto> LoadProto(const ModelSource& source) {
   if (load.model == nullptr) return LoadError(load, fmt::format("reading '{}'", source.path.string()));
   onnx::ModelProto proto = std::move(*load.model->proto);
   ORTKIT_RETURN_IF_ERROR(InlineExternalData(proto, load.model->BaseDirectory(), kMaxInlinedBytes,
-                                             "localisation copies external weights into each chunk's model",
-                                             "localise a smaller export or compare against saved intermediates"));
+                                            "localisation copies external weights into each chunk's model",
+                                            "localise a smaller export or compare against saved intermediates"));
   return proto;
 }
 
