@@ -1,5 +1,7 @@
 #include "ortkit/tensor/synthesis.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "ortkit/runtime/run.h"
@@ -121,6 +123,49 @@ TEST_F(SynthesisTest, RefusesInputsOverTheMemoryBudgetBeforeAllocating) {
   EXPECT_TRUE(SynthesizeInputs({fits}, {}, small).ok());
   fits.dims[0].value += 1;
   EXPECT_FALSE(SynthesizeInputs({fits}, {}, small).ok());
+}
+
+}  // namespace
+}  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// Attention with the `mask == 0` pattern of today's transformer exports: masked positions get -inf
+// before the Softmax. All zeros masks every position and a healthy model emits NaN; the mask must
+// be all ones, whatever its name (a 2-D tensor compared with 0 is a mask).
+constexpr const char* kMaskedAttention = R"(
+  <ir_version: 10, opset_import: ["" : 20]>
+  attend (float[batch, seq] scores, int64[batch, seq] %s) => (float[batch, seq] probs) {
+    zero = Constant <value = int64 {0}> ()
+    masked = Equal (%s, zero)
+    minus_inf = Constant <value = float {-inf}> ()
+    biased = Where (masked, minus_inf, scores)
+    probs = Softmax <axis = -1> (biased)
+  }
+)";
+
+TEST(MaskSynthesis, AMaskComparedWithZeroIsAllOnesAndTheModelGivesNoNaN) {
+  auto runtime = Runtime::Create().value();
+  for (const char* name : {"attention_mask", "keep"}) {
+    SCOPED_TRACE(name);
+    std::string replaced = kMaskedAttention;
+    for (std::size_t at; (at = replaced.find("%s")) != std::string::npos;) replaced.replace(at, 2, name);
+    const onnx::ModelProto model = testing::ParseModelText(replaced);
+    auto hints = AnalyzeInputValues(model);
+    ASSERT_TRUE(hints.count(name));
+    EXPECT_EQ(hints[name].kind, ValueHint::Kind::kOnes) << hints[name].reason;
+
+    testing::TempDir dir;
+    auto session = Session::Create(*runtime, dir.WriteModel("attend.onnx", model), SessionConfig{});
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto specs = DescribeInputs(**session).value();
+    auto inputs = SynthesizeInputs(specs, hints, InputPlan{});
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    auto outputs = RunSession(**session, RunRequest{*inputs, {}});
+    ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+    for (float v : (*outputs)[0].tensor.values<float>()) ASSERT_FALSE(std::isnan(v));
+  }
 }
 
 }  // namespace

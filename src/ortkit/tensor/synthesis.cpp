@@ -126,17 +126,23 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
         }
       }
     }
+    // A mask compared with 0 (`mask == 0` selecting -inf) must not become all zeros: every position
+    // masked out makes a healthy attention emit NaN. Masks are recognised by name, or as a tensor of
+    // rank 2 or more compared with 0; control scalars keep the value their comparison names.
+    const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
+    const bool mask_like = Contains(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2);
     if (limit > 0) {
       hint.kind = ValueHint::Kind::kIndices;
       hint.index_limit = limit;
       hint.reason = fmt::format("indices into '{}' ({} rows)", table, limit);
+    } else if (mask_like) {
+      hint.kind = ValueHint::Kind::kOnes;
+      hint.reason = has_choice ? fmt::format("a mask (compared with {}): all ones, nothing masked out", choice)
+                               : "a mask: all ones";
     } else if (has_choice) {
       hint.kind = ValueHint::Kind::kChoice;
       hint.choice = choice;
       hint.reason = fmt::format("compared against the constant {}", choice);
-    } else if (Contains(input.name(), {"mask"})) {
-      hint.kind = ValueHint::Kind::kOnes;
-      hint.reason = "a mask: all ones";
     } else {
       continue;
     }
