@@ -140,6 +140,28 @@ TEST_F(CrossCheckTest, OptimisationLevelsAgreeOnAHealthyModel) {
   EXPECT_TRUE(j["passed"].get<bool>());
 }
 
+// Both sides NaN at the same places is not agreement: it fails, and says so.
+TEST_F(CrossCheckTest, NaNOnBothSidesIsAFindingNotAgreement) {
+  testing::TempDir dir;
+  const auto path = dir.WriteModel("sqrt.onnx", testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    roots (float[batch, 4] x) => (float[batch, 4] y) {
+      y = Sqrt (x)
+    }
+  )"));
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::FromVector<float>({2, 4}, {-1, 4, 9, 16, 1, -4, 0, 25}).value()});
+  SessionConfig off;
+  off.optimization_level = ORT_DISABLE_ALL;
+  auto report = CrossCheck(*runtime_, ModelSource{path, {}}, off, SessionConfig{}, inputs, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->Passed());
+  const auto& y = report->comparison.outputs.at(0);
+  EXPECT_EQ(y.nan_both, 2);
+  EXPECT_EQ(y.mismatches, 0);
+  EXPECT_NE(y.problem.find("2 of 8 elements are NaN on both sides"), std::string::npos) << y.problem;
+}
+
 TEST_F(CrossCheckTest, ASideWithAnotherModelDiffers) {
   const std::string healthy = Chain().SerializeAsString();
   const std::string perturbed = Chain(0.5f).SerializeAsString();

@@ -103,7 +103,8 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
       message += fmt::format(" (max abs error {:.3g}, max rel error {:.3g}; tolerance atol {:.3g}, rtol {:.3g})",
                              o.max_abs_error, o.max_rel_error, o.tolerance.atol, o.tolerance.rtol);
     }
-    diagnoses.push_back(Diagnose("validate.mismatch", std::move(message), where));
+    const bool only_nan = o.nan_both > 0 && o.mismatches == 0;
+    diagnoses.push_back(Diagnose(only_nan ? "sweep.nan-inf" : "validate.mismatch", std::move(message), where));
   }
   for (const auto& name : comparison.missing_in_run) {
     Location where;

@@ -85,6 +85,8 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
         if (std::isnan(e) != std::isnan(a)) {
           bad = true;
           (std::isnan(a) ? c.nan_only_actual : c.nan_only_expected)++;
+        } else {
+          ++c.nan_both;
         }
       } else if (std::isinf(e) || std::isinf(a)) {
         if (e != a) {
@@ -113,7 +115,7 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
         }
       }
     }
-    const std::int64_t finite = c.elements - c.nan_only_actual - c.nan_only_expected - c.inf_mismatch;
+    const std::int64_t finite = c.elements - c.nan_only_actual - c.nan_only_expected - c.inf_mismatch - c.nan_both;
     c.mean_abs_error = finite > 0 ? sum_abs / static_cast<double>(finite) : 0;
     if (c.worst_index < 0 && c.elements > 0) {
       // No mismatch: report where the error is largest, for information.
@@ -173,6 +175,7 @@ nlohmann::json OutputComparison::ToJson() const {
                       {"mean_abs_error", mean_abs_error},
                       {"nan_only_actual", nan_only_actual},
                       {"nan_only_expected", nan_only_expected},
+                      {"nan_both", nan_both},
                       {"inf_mismatch", inf_mismatch}};
   if (worst_index >= 0) {
     j["worst"] =

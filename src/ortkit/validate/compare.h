@@ -53,6 +53,7 @@ struct OutputComparison {
   std::int64_t nan_only_actual = 0;  ///< NaN in the run where the reference has a number
   std::int64_t nan_only_expected = 0;
   std::int64_t inf_mismatch = 0;             ///< an infinity on one side only, or of opposite sign
+  std::int64_t nan_both = 0;                 ///< NaN on both sides at the same place (agreement on nothing)
   std::int64_t worst_index = -1;             ///< flat index of the worst element, -1 when none
   std::vector<std::int64_t> worst_position;  ///< the same as a multi-index
   double worst_expected = 0;

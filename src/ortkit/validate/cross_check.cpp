@@ -196,6 +196,14 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, 
   ORTKIT_ASSIGN_OR_RETURN(auto expected, RunSide(runtime, model, plan.a, inputs, report.run_ms_a));
   ORTKIT_ASSIGN_OR_RETURN(auto actual, RunSide(runtime, model, plan.b, inputs, report.run_ms_b));
   report.comparison = CompareOutputs(expected, actual, tolerance);
+  // Two runs that both give NaN at the same places agree on nothing: on made-up inputs a NaN is a
+  // finding (an unstable op, or inputs the model cannot take), never a pass.
+  for (auto& o : report.comparison.outputs) {
+    if (o.nan_both == 0) continue;
+    o.passed = false;
+    const std::string both = fmt::format("{} of {} elements are NaN on both sides", o.nan_both, o.elements);
+    o.problem = o.problem.empty() ? both : o.problem + "; " + both;
+  }
   return report;
 }
 
