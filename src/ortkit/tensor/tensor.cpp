@@ -29,6 +29,16 @@ constexpr std::array kTypes = std::to_array<DataTypeInfo>({
   {DataType::kUInt64,   "uint64",   "UINT64", "<u8", 8, false, false},
   {DataType::kBool,     "bool",     "BOOL",   "|b1", 1, false, false},
   {DataType::kString,   "string",   "BYTES",  "",    0, false, false},
+  // No numpy or Open Inference Protocol names: .npy files and v2 requests cannot carry these.
+  {DataType::kFloat8E4M3FN,   "float8e4m3fn",   "", "", 1, true,  true},
+  {DataType::kFloat8E4M3FNUZ, "float8e4m3fnuz", "", "", 1, true,  true},
+  {DataType::kFloat8E5M2,     "float8e5m2",     "", "", 1, true,  true},
+  {DataType::kFloat8E5M2FNUZ, "float8e5m2fnuz", "", "", 1, true,  true},
+  {DataType::kFloat4E2M1,     "float4e2m1",     "", "", 1, true,  true,  4},
+  {DataType::kUInt4,          "uint4",          "", "", 1, false, false, 4},
+  {DataType::kInt4,           "int4",           "", "", 1, false, true,  4},
+  {DataType::kUInt2,          "uint2",          "", "", 1, false, false, 2},
+  {DataType::kInt2,           "int2",           "", "", 1, false, true,  2},
 });
 // clang-format on
 
@@ -36,6 +46,66 @@ template <typename Pred>
 const DataTypeInfo* FindIf(Pred pred) {
   auto it = std::find_if(kTypes.begin(), kTypes.end(), pred);
   return it == kTypes.end() ? nullptr : &*it;
+}
+
+/// The layout of one of ONNX's small float types.
+struct SmallFloatFormat {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  enum class Nan { kIeee, kAllOnes, kNegativeZero, kNone } nan;  ///< how NaN is spelt (and whether inf exists)
+};
+
+const SmallFloatFormat& FormatOf(DataType type) {
+  static constexpr SmallFloatFormat kE4M3FN{4, 3, 7, SmallFloatFormat::Nan::kAllOnes};
+  static constexpr SmallFloatFormat kE4M3FNUZ{4, 3, 8, SmallFloatFormat::Nan::kNegativeZero};
+  static constexpr SmallFloatFormat kE5M2{5, 2, 15, SmallFloatFormat::Nan::kIeee};
+  static constexpr SmallFloatFormat kE5M2FNUZ{5, 2, 16, SmallFloatFormat::Nan::kNegativeZero};
+  static constexpr SmallFloatFormat kE2M1{2, 1, 1, SmallFloatFormat::Nan::kNone};
+  switch (type) {
+    case DataType::kFloat8E4M3FNUZ: return kE4M3FNUZ;
+    case DataType::kFloat8E5M2: return kE5M2;
+    case DataType::kFloat8E5M2FNUZ: return kE5M2FNUZ;
+    case DataType::kFloat4E2M1: return kE2M1;
+    default: return kE4M3FN;
+  }
+}
+
+/// Whether the magnitude bits `magnitude` (sign excluded) spell NaN or infinity in `f`.
+bool IsSpecial(const SmallFloatFormat& f, std::uint32_t magnitude) {
+  const std::uint32_t all_ones = (1u << (f.exponent_bits + f.mantissa_bits)) - 1;
+  switch (f.nan) {
+    case SmallFloatFormat::Nan::kIeee: return (magnitude >> f.mantissa_bits) == (1u << f.exponent_bits) - 1;
+    case SmallFloatFormat::Nan::kAllOnes: return magnitude == all_ones;
+    default: return false;
+  }
+}
+
+double DecodeMagnitude(const SmallFloatFormat& f, std::uint32_t magnitude) {
+  const std::uint32_t exponent = magnitude >> f.mantissa_bits;
+  const std::uint32_t mantissa = magnitude & ((1u << f.mantissa_bits) - 1);
+  if (exponent == 0) return std::ldexp(static_cast<double>(mantissa), 1 - f.bias - f.mantissa_bits);
+  return std::ldexp(static_cast<double>((1u << f.mantissa_bits) + mantissa),
+                    static_cast<int>(exponent) - f.bias - f.mantissa_bits);
+}
+
+/// Element `i` of a packed integer tensor, sign-extended for signed types.
+std::int32_t PackedAt(const std::byte* data, const DataTypeInfo& info, std::int64_t i) {
+  const auto bit = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(info.bits);
+  const std::uint32_t mask = (1u << info.bits) - 1;
+  const auto raw = static_cast<std::uint32_t>(std::to_integer<std::uint8_t>(data[bit / 8]) >> (bit % 8)) & mask;
+  if (info.is_signed && !info.is_float && (raw & (1u << (info.bits - 1))) != 0) {
+    return static_cast<std::int32_t>(raw) - (1 << info.bits);
+  }
+  return static_cast<std::int32_t>(raw);
+}
+
+void SetPacked(std::byte* data, const DataTypeInfo& info, std::int64_t i, std::uint32_t raw) {
+  const auto bit = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(info.bits);
+  const std::uint32_t mask = (1u << info.bits) - 1;
+  auto byte = std::to_integer<std::uint32_t>(data[bit / 8]);
+  byte = (byte & ~(mask << (bit % 8))) | ((raw & mask) << (bit % 8));
+  data[bit / 8] = static_cast<std::byte>(byte);
 }
 
 }  // namespace
@@ -62,6 +132,7 @@ const DataTypeInfo* FindDataTypeByNumpy(std::string_view descr) {
 }
 
 const DataTypeInfo* FindDataTypeByProtocol(std::string_view name) {
+  if (name.empty()) return nullptr;
   return FindIf([&](const DataTypeInfo& i) { return i.protocol == name; });
 }
 
@@ -113,8 +184,11 @@ Result<Tensor> Tensor::Allocate(DataType type, std::vector<std::int64_t> shape) 
     t.strings_.resize(static_cast<std::size_t>(count));
     return t;
   }
-  const std::uint64_t bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(info->size);
-  if (count != 0 && bytes / static_cast<std::uint64_t>(count) != static_cast<std::uint64_t>(info->size)) {
+  if (static_cast<std::uint64_t>(count) > std::numeric_limits<std::uint64_t>::max() / 8) {
+    return MakeError(ErrorKind::kInvalidArgument, "tensor too large: " + ShapeToString(t.shape_));
+  }
+  const std::uint64_t bytes = info->BytesFor(static_cast<std::uint64_t>(count));
+  if (info->bits == 0 && count != 0 && bytes / static_cast<std::uint64_t>(count) != static_cast<std::uint64_t>(info->size)) {
     return MakeError(ErrorKind::kInvalidArgument, "tensor too large: " + ShapeToString(t.shape_));
   }
   const std::uint64_t rounded = std::max<std::uint64_t>(64, (bytes + 63) / 64 * 64);
@@ -168,7 +242,7 @@ Tensor Tensor::Clone() const {
 
 std::size_t Tensor::byte_size() const {
   const DataTypeInfo* info = FindDataType(type_);
-  return info == nullptr ? 0 : static_cast<std::size_t>(count_) * static_cast<std::size_t>(info->size);
+  return info == nullptr ? 0 : static_cast<std::size_t>(info->BytesFor(static_cast<std::uint64_t>(count_)));
 }
 
 double Tensor::AsDouble(std::int64_t i) const {
@@ -187,6 +261,18 @@ double Tensor::AsDouble(std::int64_t i) const {
     case DataType::kUInt32: return reinterpret_cast<const std::uint32_t*>(p)[i];
     case DataType::kUInt64: return static_cast<double>(reinterpret_cast<const std::uint64_t*>(p)[i]);
     case DataType::kBool: return reinterpret_cast<const std::uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ: return SmallFloatToFloat(type_, reinterpret_cast<const std::uint8_t*>(p)[i]);
+    case DataType::kFloat4E2M1: {
+      const DataTypeInfo& info = *FindDataType(type_);
+      return SmallFloatToFloat(type_, static_cast<std::uint8_t>(PackedAt(p, info, i)));
+    }
+    case DataType::kUInt4:
+    case DataType::kInt4:
+    case DataType::kUInt2:
+    case DataType::kInt2: return PackedAt(p, *FindDataType(type_), i);
     default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -217,6 +303,26 @@ void Tensor::SetFromDouble(std::int64_t i, double v) {
     case DataType::kUInt32: reinterpret_cast<std::uint32_t*>(p)[i] = Saturate<std::uint32_t>(v); break;
     case DataType::kUInt64: reinterpret_cast<std::uint64_t*>(p)[i] = Saturate<std::uint64_t>(v); break;
     case DataType::kBool: reinterpret_cast<std::uint8_t*>(p)[i] = v != 0 ? 1 : 0; break;
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+      reinterpret_cast<std::uint8_t*>(p)[i] = FloatToSmallFloat(type_, static_cast<float>(v));
+      break;
+    case DataType::kFloat4E2M1:
+      SetPacked(p, *FindDataType(type_), i, FloatToSmallFloat(type_, static_cast<float>(v)));
+      break;
+    case DataType::kUInt4:
+    case DataType::kInt4:
+    case DataType::kUInt2:
+    case DataType::kInt2: {
+      const DataTypeInfo& info = *FindDataType(type_);
+      const double lo = info.is_signed ? -(1 << (info.bits - 1)) : 0;
+      const double hi = info.is_signed ? (1 << (info.bits - 1)) - 1 : (1 << info.bits) - 1;
+      const double clamped = std::isnan(v) ? 0 : std::clamp(std::nearbyint(v), lo, hi);
+      SetPacked(p, info, i, static_cast<std::uint32_t>(static_cast<std::int32_t>(clamped)));
+      break;
+    }
     default: break;
   }
 }
@@ -233,6 +339,8 @@ Result<Tensor> Tensor::SliceRows(std::int64_t begin, std::int64_t end) const {
   const std::int64_t row = shape_[0] == 0 ? 0 : count_ / shape_[0];
   if (is_string()) {
     std::copy(strings_.begin() + begin * row, strings_.begin() + end * row, out.strings_.begin());
+  } else if (FindDataType(type_)->bits > 0) {  // packed: rows need not start on a byte
+    for (std::int64_t i = 0; i < out.count_; ++i) out.SetFromDouble(i, AsDouble(begin * row + i));
   } else {
     const std::size_t row_bytes = static_cast<std::size_t>(row) * static_cast<std::size_t>(FindDataType(type_)->size);
     if (out.byte_size() > 0) std::memcpy(out.data(), data() + begin * row_bytes, out.byte_size());
@@ -315,6 +423,55 @@ std::uint16_t FloatToBFloat16(float f) {
   if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<std::uint16_t>((x >> 16) | 0x40);  // keep NaN a NaN
   const std::uint32_t rounding = 0x7FFF + ((x >> 16) & 1);
   return static_cast<std::uint16_t>((x + rounding) >> 16);
+}
+
+float SmallFloatToFloat(DataType type, std::uint8_t bits) {
+  const SmallFloatFormat& f = FormatOf(type);
+  const std::uint32_t sign = 1u << (f.exponent_bits + f.mantissa_bits);
+  const std::uint32_t magnitude = bits & (sign - 1);
+  const bool negative = (bits & sign) != 0;
+  if (f.nan == SmallFloatFormat::Nan::kNegativeZero && negative && magnitude == 0) {
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  if (IsSpecial(f, magnitude)) {
+    const bool infinite = f.nan == SmallFloatFormat::Nan::kIeee && (magnitude & ((1u << f.mantissa_bits) - 1)) == 0;
+    if (!infinite) return std::numeric_limits<float>::quiet_NaN();
+    return negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  }
+  const double value = DecodeMagnitude(f, magnitude);
+  return static_cast<float>(negative ? -value : value);
+}
+
+std::uint8_t FloatToSmallFloat(DataType type, float value) {
+  const SmallFloatFormat& f = FormatOf(type);
+  const std::uint32_t sign = 1u << (f.exponent_bits + f.mantissa_bits);
+  if (std::isnan(value)) {
+    switch (f.nan) {
+      case SmallFloatFormat::Nan::kIeee: return static_cast<std::uint8_t>(sign - 1);  // exponent and mantissa all ones
+      case SmallFloatFormat::Nan::kAllOnes: return static_cast<std::uint8_t>(sign - 1);
+      case SmallFloatFormat::Nan::kNegativeZero: return static_cast<std::uint8_t>(sign);
+      case SmallFloatFormat::Nan::kNone: return 0;
+    }
+  }
+  // The largest finite magnitude: the codes below it are finite and increase with their value.
+  std::uint32_t largest = sign - 1;
+  while (IsSpecial(f, largest)) --largest;
+  const double magnitude = std::fabs(static_cast<double>(value));
+  std::uint32_t code = largest;  // saturation, infinity included
+  if (magnitude < DecodeMagnitude(f, largest)) {
+    std::uint32_t lo = 0;
+    std::uint32_t hi = largest;  // DecodeMagnitude(lo) <= magnitude < DecodeMagnitude(hi)
+    while (hi - lo > 1) {
+      const std::uint32_t mid = (lo + hi) / 2;
+      (DecodeMagnitude(f, mid) <= magnitude ? lo : hi) = mid;
+    }
+    const double below = magnitude - DecodeMagnitude(f, lo);
+    const double above = DecodeMagnitude(f, hi) - magnitude;
+    code = below < above ? lo : above < below ? hi : ((lo & 1u) == 0 ? lo : hi);  // ties to even
+  }
+  const bool negative = std::signbit(value);
+  if (code == 0 && f.nan == SmallFloatFormat::Nan::kNegativeZero) return 0;  // no negative zero there
+  return static_cast<std::uint8_t>(negative ? code | sign : code);
 }
 
 }  // namespace ortkit

@@ -32,6 +32,15 @@ enum class DataType : int {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,  ///< packed two to a byte, the first element in the low nibble (as ONNX and ONNX Runtime store them)
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kUInt2 = 25,  ///< packed four to a byte, the first element in the lowest bits
+  kInt2 = 26,
 };
 
 struct DataTypeInfo {
@@ -39,12 +48,18 @@ struct DataTypeInfo {
   std::string_view name;         ///< "float32": numpy's name, used in every output
   std::string_view protocol;     ///< "FP32": the Open Inference Protocol's name
   std::string_view numpy_descr;  ///< "<f4": .npy header descr (empty for strings)
-  int size;                      ///< bytes per element; 0 for strings
+  int size;                      ///< bytes per element; 0 for strings; 1 for packed types (see bits)
   bool is_float;
   bool is_signed;
+  int bits = 0;  ///< 4 or 2 for types packed several to a byte; 0 otherwise
+
+  /// Bytes that `count` elements take (packed types round up to whole bytes).
+  std::uint64_t BytesFor(std::uint64_t count) const {
+    return bits > 0 ? (count * static_cast<std::uint64_t>(bits) + 7) / 8 : count * static_cast<std::uint64_t>(size);
+  }
 };
 
-/// nullptr for types ortkit does not handle (complex, float8, 4-bit).
+/// nullptr for types ortkit does not handle (complex, float8e8m0, 6-bit floats).
 const DataTypeInfo* FindDataType(DataType type);
 const DataTypeInfo* FindDataTypeByName(std::string_view name);      ///< "float32", also "float", "int"
 const DataTypeInfo* FindDataTypeByNumpy(std::string_view descr);    ///< "<f4", "|b1", "<i8"
@@ -136,6 +151,12 @@ float HalfToFloat(std::uint16_t h);
 std::uint16_t FloatToHalf(float f);
 float BFloat16ToFloat(std::uint16_t b);
 std::uint16_t FloatToBFloat16(float f);
+
+/// The 8-bit and 4-bit floats of ONNX (float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz,
+/// float4e2m1): decoding, and encoding with round-to-nearest-even and saturation to the largest
+/// finite value (ONNX's Cast with saturate=1). `type` must be one of them.
+float SmallFloatToFloat(DataType type, std::uint8_t bits);
+std::uint8_t FloatToSmallFloat(DataType type, float value);
 
 /// The DataType for a C++ element type.
 template <typename T>

@@ -28,8 +28,7 @@ static_assert(std::endian::native == std::endian::little, "TensorProto raw_data 
 // ONNX element types that have no ortkit DataType, named as ONNX names them.
 // clang-format off
 constexpr std::array kUnsupportedTypes = std::to_array<std::pair<int, std::string_view>>({
-  {14, "complex64"}, {15, "complex128"}, {17, "float8e4m3fn"}, {18, "float8e4m3fnuz"}, {19, "float8e5m2"},
-  {20, "float8e5m2fnuz"}, {21, "uint4"}, {22, "int4"}, {23, "float4e2m1"},
+  {14, "complex64"}, {15, "complex128"}, {24, "float8e8m0"}, {27, "float6e2m3"}, {28, "float6e3m2"},
 });
 // clang-format on
 
@@ -60,6 +59,16 @@ constexpr std::array kFieldRules = std::to_array<FieldRule>({
   {DataType::kUInt32,   TypedField::kUInt64, 0, UINT32_MAX},
   {DataType::kUInt64,   TypedField::kUInt64, 0, 0},
   {DataType::kString,   TypedField::kString, 0, 0},
+  // One byte per int32 for the 8-bit floats; for the packed types one packed byte per int32.
+  {DataType::kFloat8E4M3FN,   TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kFloat8E4M3FNUZ, TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kFloat8E5M2,     TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kFloat8E5M2FNUZ, TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kFloat4E2M1,     TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kUInt4,          TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kInt4,           TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kUInt2,          TypedField::kInt32, 0, UINT8_MAX},
+  {DataType::kInt2,           TypedField::kInt32, 0, UINT8_MAX},
 });
 // clang-format on
 
@@ -106,7 +115,9 @@ void StoreNarrowed(const onnx::TensorProto& proto, Tensor& tensor, std::uint32_t
 }
 
 Status CopyTypedField(const onnx::TensorProto& proto, const FieldRule& rule, Tensor& tensor, std::string_view label) {
-  const auto n = static_cast<int>(tensor.element_count());
+  // Packed types keep one packed byte per stored value.
+  const bool packed = FindDataType(rule.type)->bits > 0;
+  const auto n = static_cast<int>(packed ? tensor.byte_size() : tensor.element_count());
   switch (rule.field) {
     case TypedField::kFloat: std::copy_n(proto.float_data().begin(), n, tensor.values<float>().begin()); break;
     case TypedField::kDouble: std::copy_n(proto.double_data().begin(), n, tensor.values<double>().begin()); break;
@@ -133,6 +144,10 @@ Status CopyTypedField(const onnx::TensorProto& proto, const FieldRule& rule, Ten
           return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: int32_data[{}] = {} is out of range for {}",
                                                                     label, i, v, DataTypeName(rule.type)));
         }
+      }
+      if (packed) {
+        for (int i = 0; i < n; ++i) tensor.data()[i] = static_cast<std::byte>(proto.int32_data(i) & 0xFF);
+        break;
       }
       switch (FindDataType(rule.type)->size) {
         case 1: StoreNarrowed<std::uint8_t>(proto, tensor, 0xFF); break;
@@ -229,20 +244,23 @@ Result<Tensor> TensorFromProto(const onnx::TensorProto& proto, std::string_view 
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("{}: a string tensor with raw_data; ONNX keeps strings in string_data", label));
   }
+  const auto elements = static_cast<std::uint64_t>(*count);
+  const bool too_many = elements > std::numeric_limits<std::uint64_t>::max() / 8;
+  const std::uint64_t need = too_many ? 0 : info->BytesFor(elements);
   if (proto.has_raw_data()) {
-    const auto size = static_cast<std::uint64_t>(info->size);
     const std::uint64_t held = proto.raw_data().size();
-    if (static_cast<std::uint64_t>(*count) > held / size || static_cast<std::uint64_t>(*count) * size != held) {
-      const std::string need = static_cast<std::uint64_t>(*count) > std::numeric_limits<std::uint64_t>::max() / size
-                                   ? "more than 2^64"
-                                   : std::to_string(static_cast<std::uint64_t>(*count) * size);
+    if (too_many || need != held) {
       return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("{}: {} need {} bytes but raw_data holds {}", label, described, need, held));
+                       fmt::format("{}: {} need {} bytes but raw_data holds {}", label, described,
+                                   too_many ? std::string("more than 2^64") : std::to_string(need), held));
     }
-  } else if (FieldSize(proto, rule.field) != *count) {
+  } else if (const std::uint64_t values = info->bits > 0 ? need : elements;
+             too_many || static_cast<std::uint64_t>(FieldSize(proto, rule.field)) != values) {
     return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("{}: {} need {} values but {} holds {} ({})", label, described, *count,
-                                 FieldName(rule.field), FieldSize(proto, rule.field), FilledFields(proto)));
+                     fmt::format("{}: {} need {} values{} but {} holds {} ({})", label, described,
+                                 too_many ? std::string("more than 2^61") : std::to_string(values),
+                                 info->bits > 0 ? " (packed bytes)" : "", FieldName(rule.field),
+                                 FieldSize(proto, rule.field), FilledFields(proto)));
   }
   auto allocated = Tensor::Allocate(info->type, dims);
   if (!allocated.ok())

@@ -13,6 +13,12 @@ Tolerance DefaultTolerance(DataType type) {
     case DataType::kFloat32: return {1e-5, 1e-3};
     case DataType::kFloat16: return {1e-3, 1e-2};
     case DataType::kBFloat16: return {1e-2, 2e-2};
+    // One step of the mantissa relative, and the smallest subnormal absolute.
+    case DataType::kFloat8E4M3FN: return {0x1p-9, 0.125};
+    case DataType::kFloat8E4M3FNUZ: return {0x1p-10, 0.125};
+    case DataType::kFloat8E5M2: return {0x1p-16, 0.25};
+    case DataType::kFloat8E5M2FNUZ: return {0x1p-17, 0.25};
+    case DataType::kFloat4E2M1: return {0.5, 0.5};
     case DataType::kFloat64: return {1e-8, 1e-6};
     default: return {0, 0};
   }
