@@ -33,8 +33,8 @@ TEST(SmallFloats, DecodeTheLargestAndSpecialValues) {
 }
 
 TEST(SmallFloats, EveryFiniteCodeRoundTrips) {
-  for (DataType type : {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
-                        DataType::kFloat8E5M2FNUZ}) {
+  for (DataType type :
+       {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ}) {
     for (int code = 0; code < 256; ++code) {
       const float value = SmallFloatToFloat(type, static_cast<std::uint8_t>(code));
       if (!std::isfinite(value)) continue;
@@ -64,14 +64,14 @@ TEST(PackedIntegers, ElementsShareBytesLowNibbleFirst) {
   const double expected[] = {-8, 7, -1, 3, 7};         // 20 saturates
   for (int i = 0; i < 5; ++i) EXPECT_EQ(t.AsDouble(i), expected[i]) << i;
 
-  Tensor u = std::move(Tensor::Zeros(DataType::kUInt2, {2, 3}).value());
-  EXPECT_EQ(u.byte_size(), 2u);
-  for (int i = 0; i < 6; ++i) u.SetFromDouble(i, i % 4);
-  auto rows = u.SliceRows(1, 2);
+  Tensor u = std::move(Tensor::Zeros(DataType::kUInt4, {2, 3}).value());
+  EXPECT_EQ(u.byte_size(), 3u);
+  for (int i = 0; i < 6; ++i) u.SetFromDouble(i, i * 3);
+  auto rows = u.SliceRows(1, 2);  // the second row starts in the middle of a byte
   ASSERT_TRUE(rows.ok());
-  EXPECT_EQ(rows->AsDouble(0), 3);
-  EXPECT_EQ(rows->AsDouble(1), 0);
-  EXPECT_EQ(rows->AsDouble(2), 1);
+  EXPECT_EQ(rows->AsDouble(0), 9);
+  EXPECT_EQ(rows->AsDouble(1), 12);
+  EXPECT_EQ(rows->AsDouble(2), 15);
 }
 
 TEST(PackedIntegers, ProtosReadFromRawDataAndInt32Data) {

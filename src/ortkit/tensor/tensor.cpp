@@ -37,8 +37,6 @@ constexpr std::array kTypes = std::to_array<DataTypeInfo>({
   {DataType::kFloat4E2M1,     "float4e2m1",     "", "", 1, true,  true,  4},
   {DataType::kUInt4,          "uint4",          "", "", 1, false, false, 4},
   {DataType::kInt4,           "int4",           "", "", 1, false, true,  4},
-  {DataType::kUInt2,          "uint2",          "", "", 1, false, false, 2},
-  {DataType::kInt2,           "int2",           "", "", 1, false, true,  2},
 });
 // clang-format on
 
@@ -188,7 +186,8 @@ Result<Tensor> Tensor::Allocate(DataType type, std::vector<std::int64_t> shape) 
     return MakeError(ErrorKind::kInvalidArgument, "tensor too large: " + ShapeToString(t.shape_));
   }
   const std::uint64_t bytes = info->BytesFor(static_cast<std::uint64_t>(count));
-  if (info->bits == 0 && count != 0 && bytes / static_cast<std::uint64_t>(count) != static_cast<std::uint64_t>(info->size)) {
+  if (info->bits == 0 && count != 0 &&
+      bytes / static_cast<std::uint64_t>(count) != static_cast<std::uint64_t>(info->size)) {
     return MakeError(ErrorKind::kInvalidArgument, "tensor too large: " + ShapeToString(t.shape_));
   }
   const std::uint64_t rounded = std::max<std::uint64_t>(64, (bytes + 63) / 64 * 64);
@@ -270,9 +269,7 @@ double Tensor::AsDouble(std::int64_t i) const {
       return SmallFloatToFloat(type_, static_cast<std::uint8_t>(PackedAt(p, info, i)));
     }
     case DataType::kUInt4:
-    case DataType::kInt4:
-    case DataType::kUInt2:
-    case DataType::kInt2: return PackedAt(p, *FindDataType(type_), i);
+    case DataType::kInt4: return PackedAt(p, *FindDataType(type_), i);
     default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -313,9 +310,7 @@ void Tensor::SetFromDouble(std::int64_t i, double v) {
       SetPacked(p, *FindDataType(type_), i, FloatToSmallFloat(type_, static_cast<float>(v)));
       break;
     case DataType::kUInt4:
-    case DataType::kInt4:
-    case DataType::kUInt2:
-    case DataType::kInt2: {
+    case DataType::kInt4: {
       const DataTypeInfo& info = *FindDataType(type_);
       const double lo = info.is_signed ? -(1 << (info.bits - 1)) : 0;
       const double hi = info.is_signed ? (1 << (info.bits - 1)) - 1 : (1 << info.bits) - 1;

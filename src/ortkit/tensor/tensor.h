@@ -15,7 +15,9 @@
 namespace ortkit {
 
 /// Element types. The numeric values are ONNX's TensorProto.DataType (and so ONNX Runtime's
-/// ONNXTensorElementDataType), which lets files and the runtime share them without tables.
+/// ONNXTensorElementDataType), which lets files and the runtime share them without tables. Past 23
+/// the two part ways (ONNX 25/26 are uint2/int2, which ONNX Runtime 1.29 numbers 24/25 in its
+/// header and mixes up at run time): ortkit does not handle int2, uint2 and float8e8m0.
 enum class DataType : int {
   kUndefined = 0,
   kFloat32 = 1,
@@ -39,8 +41,6 @@ enum class DataType : int {
   kUInt4 = 21,  ///< packed two to a byte, the first element in the low nibble (as ONNX and ONNX Runtime store them)
   kInt4 = 22,
   kFloat4E2M1 = 23,
-  kUInt2 = 25,  ///< packed four to a byte, the first element in the lowest bits
-  kInt2 = 26,
 };
 
 struct DataTypeInfo {
@@ -51,7 +51,7 @@ struct DataTypeInfo {
   int size;                      ///< bytes per element; 0 for strings; 1 for packed types (see bits)
   bool is_float;
   bool is_signed;
-  int bits = 0;  ///< 4 or 2 for types packed several to a byte; 0 otherwise
+  int bits = 0;  ///< 4 for types packed two to a byte; 0 otherwise
 
   /// Bytes that `count` elements take (packed types round up to whole bytes).
   std::uint64_t BytesFor(std::uint64_t count) const {

@@ -28,7 +28,7 @@ static_assert(std::endian::native == std::endian::little, "TensorProto raw_data 
 // ONNX element types that have no ortkit DataType, named as ONNX names them.
 // clang-format off
 constexpr std::array kUnsupportedTypes = std::to_array<std::pair<int, std::string_view>>({
-  {14, "complex64"}, {15, "complex128"}, {24, "float8e8m0"}, {27, "float6e2m3"}, {28, "float6e3m2"},
+  {14, "complex64"}, {15, "complex128"}, {24, "float8e8m0"}, {25, "uint2"}, {26, "int2"}, {27, "float6e2m3"}, {28, "float6e3m2"},
 });
 // clang-format on
 
@@ -67,8 +67,6 @@ constexpr std::array kFieldRules = std::to_array<FieldRule>({
   {DataType::kFloat4E2M1,     TypedField::kInt32, 0, UINT8_MAX},
   {DataType::kUInt4,          TypedField::kInt32, 0, UINT8_MAX},
   {DataType::kInt4,           TypedField::kInt32, 0, UINT8_MAX},
-  {DataType::kUInt2,          TypedField::kInt32, 0, UINT8_MAX},
-  {DataType::kInt2,           TypedField::kInt32, 0, UINT8_MAX},
 });
 // clang-format on
 
