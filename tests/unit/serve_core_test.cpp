@@ -311,3 +311,48 @@ TEST(ServeBucketing, CopyRowsPadsAndCuts) {
 
 }  // namespace
 }  // namespace ortkit::serve
+
+namespace ortkit::serve {
+namespace {
+
+// paddle2onnx and old converters name unnamed dimensions "?": each is its own axis. A request of
+// [1, 3, 48, 192] to an OCR-style input [-1, 3, ?, ?] is well formed.
+TEST(ServePlaceholderDims, EachQuestionMarkIsItsOwnAxis) {
+  auto runtime = Runtime::Create().value();
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    ocr (float[N, 3, H, W] x) => (float[N, 3, H, W] y) {
+      y = Relu (x)
+    }
+  )");
+  for (int axis : {2, 3}) {
+    model.mutable_graph()
+        ->mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(axis)
+        ->set_dim_param("?");
+    model.mutable_graph()
+        ->mutable_output(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(axis)
+        ->set_dim_param("?");
+  }
+  testing::TempDir dir;
+  ModelSource source{"m", dir.WriteModel("ocr.onnx", model), ModelConfig{}};
+  auto core = InferenceCore::Create(*runtime, {source}, CoreOptions{2});
+  ASSERT_TRUE(core.ok());
+  Status loaded = (*core)->LoadModels();
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  InferRequest r;
+  r.model_name = "m";
+  r.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {1, 3, 48, 192}).value()});
+  auto answer = (*core)->Infer(std::move(r)).get();
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+}
+
+}  // namespace
+}  // namespace ortkit::serve

@@ -170,3 +170,34 @@ TEST(MaskSynthesis, AMaskComparedWithZeroIsAllOnesAndTheModelGivesNoNaN) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// ONNX Runtime's STFT divides by frame_step: a synthesised 0 killed the process with SIGFPE
+// (`ortkit convert` on ONNX's test_stft, second seed). Integer scalars are never 0.
+TEST(ScalarSynthesis, IntegerScalarsAreNeverZeroAndSTFTRunsAtEverySeed) {
+  auto runtime = Runtime::Create().value();
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    stft (float[1, 128, 1] signal, int64 frame_step, int64 frame_length) => (float[1, a, b, 2] output) {
+      output = STFT (signal, frame_step, , frame_length)
+    }
+  )");
+  testing::TempDir dir;
+  auto session = Session::Create(*runtime, dir.WriteModel("stft.onnx", model), SessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  const auto specs = DescribeInputs(**session).value();
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    InputPlan plan;
+    plan.seed = seed;
+    auto inputs = SynthesizeInputs(specs, AnalyzeInputValues(model), plan);
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    ASSERT_GE((*inputs)[1].tensor.values<std::int64_t>()[0], 1) << "seed " << seed;
+    auto outputs = RunSession(**session, RunRequest{*inputs, {}});
+    EXPECT_TRUE(outputs.ok()) << outputs.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace ortkit

@@ -200,6 +200,14 @@ int Run(const ConvertFlags& flags) {
         report.diagnoses.push_back(Diagnose("convert.not-validated", proof.error().message, file));
       } else {
         report.proof = std::move(proof).value();
+        if (report.proof->NanBoth() > 0) {
+          report.diagnoses.push_back(
+              Diagnose("convert.nan-both",
+                       fmt::format("{} output elements are NaN in both models on the synthesised inputs: they match, "
+                                   "but prove nothing about the conversion",
+                                   report.proof->NanBoth()),
+                       file));
+        }
         if (!report.proof->Passed()) {
           report.diagnoses.push_back(Diagnose(
               "convert.outputs-differ",

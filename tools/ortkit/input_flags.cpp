@@ -184,7 +184,7 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const
       else if (FindDataType(spec.type) != nullptr && FindDataType(spec.type)->is_float)
         source += "normal(0, 1)";
       else
-        source += "integers in [0, 4)";
+        source += s->tensor.element_count() == 1 ? "an integer in [1, 4)" : "integers in [0, 4)";
       // A negative size is no size at all (check reports graph.bad-dimension); ONNX Runtime takes
       // it as dynamic, and the user must hear what it was given.
       for (const auto& [axis, value] : NegativeDims(model, spec.name)) {

@@ -30,7 +30,8 @@ struct ShapeTrial {
   std::string label;                ///< "batch=1, sequence=16"
   std::vector<std::string> shapes;  ///< "input_ids int64[1, 16]", one per input
   std::optional<CrossCheckReport> report;
-  std::string skipped;  ///< why the shape was not compared: the original itself does not run at it
+  std::string skipped;        ///< why the shape was not compared: the original itself does not run at it
+  std::int64_t nan_both = 0;  ///< elements NaN in both models' outputs: equal, and proving nothing
 
   nlohmann::json ToJson() const;
 };
@@ -42,6 +43,8 @@ struct ConversionProof {
   bool Passed() const;
   /// The largest absolute error over every output of every trial.
   double MaxAbsError() const;
+  /// Elements NaN in both models' outputs, over every trial.
+  std::int64_t NanBoth() const;
 };
 
 /// Runs `original` (a file; its external data found next to it) and `converted_bytes` (a

@@ -298,6 +298,33 @@ class BatchNormSameTypes final : public vc::Adapter {
   }
 };
 
+/// An attribute that arrived with the newer version, dropped when it holds its neutral value:
+/// AveragePool-19's dilations of all ones, Cast-19's saturate (meaningful for float8 only, which
+/// the older version refuses anyway); any other value has no form in the older version.
+class NeutralAttribute final : public vc::TypeRestriction {
+ public:
+  NeutralAttribute(const char* op, int from, const char* attribute, std::vector<DataType> unallowed)
+      : TypeRestriction(op, OpSetID(from), OpSetID(from - 1), unallowed), attribute_(attribute) {}
+
+  Node* adapt(std::shared_ptr<Graph> graph, Node* node) const override {
+    TypeRestriction::adapt(graph, node);
+    const Symbol key(attribute_);
+    if (!node->hasAttribute(key)) return node;
+    if (node->kindOf(key) == onnx::AttributeKind::is) {
+      for (std::int64_t v : node->is(key)) {
+        if (v != 1)
+          throw NotExpressible(node, fmt::format("{} other than 1 have no form before opset {}", attribute_,
+                                                 initial_version().version()));
+      }
+    }
+    node->removeAttribute(key);
+    return node;
+  }
+
+ private:
+  std::string attribute_;
+};
+
 /// The stock converter with ortkit's adapters added (registering one replaces the stock adapter
 /// for the same step, such as "no previous version" for Gelu-20).
 class Converter final : public vc::DefaultVersionConverter {
@@ -337,6 +364,10 @@ class Converter final : public vc::DefaultVersionConverter {
     registerAdapter(std::make_unique<PadWithoutAxes>());
     registerAdapter(std::make_unique<SplitNumOutputs>(log));
     registerAdapter(std::make_unique<DefaultOnlyAttribute>("LpPool", 18, "ceil_mode"));
+    // Opset 19: AveragePool's dilations, Cast's and CastLike's saturate (and float8 types).
+    registerAdapter(std::make_unique<NeutralAttribute>("AveragePool", 19, "dilations", std::vector<DataType>{}));
+    registerAdapter(std::make_unique<NeutralAttribute>("Cast", 19, "saturate", float8));
+    registerAdapter(std::make_unique<NeutralAttribute>("CastLike", 19, "saturate", float8));
     // Opset 20: Gelu is new, ConstantOfShape gained bfloat16 and float8, GridSample renamed its modes.
     registerAdapter(std::make_unique<GeluFormula>(log));
     registerAdapter(std::make_unique<TypeRestriction>("ConstantOfShape", OpSetID(20), OpSetID(19), bfloat16_or_float8));

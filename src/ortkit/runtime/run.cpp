@@ -9,6 +9,10 @@
 namespace ortkit {
 namespace {
 
+// Some converters (paddle2onnx, old tf2onnx) write "?" or "-1" as a dimension's name where they
+// mean "no name": each such dimension is its own unnamed axis, not one axis shared by all of them.
+bool IsPlaceholderName(std::string_view name) { return name == "?" || name == "-1" || name == "None"; }
+
 Result<TensorSpec> SpecFromTypeInfo(std::string name, const Ort::TypeInfo& info) {
   TensorSpec spec;
   spec.name = std::move(name);
@@ -25,7 +29,7 @@ Result<TensorSpec> SpecFromTypeInfo(std::string name, const Ort::TypeInfo& info)
     DimSpec dim;
     if (shape[i] >= 0)
       dim.value = shape[i];
-    else if (symbols[i] != nullptr)
+    else if (symbols[i] != nullptr && !IsPlaceholderName(symbols[i]))
       dim.symbol = symbols[i];
     spec.dims.push_back(std::move(dim));
   }

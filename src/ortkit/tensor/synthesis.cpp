@@ -269,7 +269,9 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
       for (auto& s : t.strings()) s = "ortkit";
     } else {
       std::normal_distribution<double> normal(0.0, 1.0);
-      std::uniform_int_distribution<std::int64_t> small(0, 3);
+      // An integer scalar is often a step, a length or a count: 0 there makes some kernels divide
+      // by zero (ONNX Runtime's STFT with frame_step 0 dies of SIGFPE), so scalars start at 1.
+      std::uniform_int_distribution<std::int64_t> small(t.element_count() == 1 ? 1 : 0, 3);
       std::bernoulli_distribution coin(0.5);
       std::uniform_int_distribution<std::int64_t> index(0, std::max<std::int64_t>(0, hint.index_limit - 1));
       for (std::int64_t i = 0; i < t.element_count(); ++i) {
