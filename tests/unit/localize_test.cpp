@@ -510,3 +510,51 @@ TEST_F(LocalizeTest, BadModelsAndReferencesAreErrors) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// A custom normalisation that divides by a count that can be zero, then takes a log: both
+// configurations give NaN at the same places. The walk names the first node that makes NaN.
+TEST(LocalizeNaN, TheFirstNodeToProduceNaNIsNamed) {
+  auto runtime = Runtime::Create().value();
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    norm (float[batch, 4] x) => (float[batch, 4] y) {
+      shifted = Sub (x, ten)
+      scaled = Mul (shifted, two)
+      logged = Log (scaled)
+      y = Add (logged, ten)
+    }
+  )");
+  auto add_scalar = [&](const char* name, float value) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(value);
+  };
+  add_scalar("ten", 10.0f);
+  add_scalar("two", 2.0f);
+  const char* names[] = {"shift", "scale", "log_of_negative", "offset"};
+  for (int i = 0; i < model.graph().node_size(); ++i) model.mutable_graph()->mutable_node(i)->set_name(names[i]);
+  const std::string bytes = model.SerializeAsString();
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::FromVector<float>({2, 4}, {1, 2, 3, 4, 11, 12, 13, 14}).value()});
+
+  auto report = Localize(*runtime, ModelSource{{}, bytes}, ParseCrossCheckMode("opt-levels").value(), inputs, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->outputs.Passed());  // NaN on both sides is not agreement
+  ASSERT_TRUE(report->divergence.has_value());
+  EXPECT_TRUE(report->divergence->nan_origin);
+  EXPECT_EQ(report->divergence->node, "log_of_negative");
+  EXPECT_EQ(report->divergence->value, "logged");
+  const auto diagnoses = LocalizeDiagnoses(*report);
+  ASSERT_EQ(diagnoses.size(), 1u);
+  EXPECT_EQ(diagnoses[0].code, "validate.nan-origin");
+  EXPECT_NE(diagnoses[0].message.find("node 'log_of_negative' (Log) is the first to produce NaN"), std::string::npos)
+      << diagnoses[0].message;
+  EXPECT_NE(diagnoses[0].message.find("4 NaN of 8 elements"), std::string::npos) << diagnoses[0].message;
+}
+
+}  // namespace
+}  // namespace ortkit

@@ -283,11 +283,20 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
       ++progress.compared;
       OutputComparison comparison =
           CompareTensors(name, e->tensor, a->tensor, options.tolerance.For(name, e->tensor.type()));
-      if (comparison.passed) {
+      // NaN on both sides agrees on nothing: in topological order, the first value that holds NaN
+      // is made by the node that first produces it (every value before it was free of NaN).
+      const bool nan_origin = comparison.passed && comparison.nan_both > 0;
+      if (comparison.passed && !nan_origin) {
         agreed.insert(name);
         continue;
       }
       Divergence divergence;
+      divergence.nan_origin = nan_origin;
+      if (nan_origin) {
+        comparison.passed = false;
+        comparison.problem =
+            fmt::format("{} of {} elements are NaN on both sides", comparison.nan_both, comparison.elements);
+      }
       divergence.value = name;
       divergence.position = walk.position.at(name);
       divergence.comparison = std::move(comparison);
@@ -589,6 +598,17 @@ std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report) {
     where.node = d->node;
     where.op_type = d->op_type;
     where.tensor = d->value;
+    if (d->nan_origin) {
+      std::vector<std::string> inputs;
+      for (const auto& in : d->inputs) inputs.push_back(UpstreamText(in));
+      message = fmt::format(
+          "node '{}' ({}) is the first to produce NaN: '{}' holds {} NaN of {} elements in both {} and {}, and no "
+          "value before it holds any{}",
+          d->node, d->op_type, d->value, c.nan_both, c.elements, report.label_a, report.label_b,
+          inputs.empty() ? std::string() : fmt::format("; its inputs: {}", fmt::join(inputs, ", ")));
+      diagnoses.push_back(Diagnose("validate.nan-origin", std::move(message), std::move(where)));
+      return diagnoses;
+    }
     diagnoses.push_back(Diagnose("validate.diverges-at-node", std::move(message), std::move(where)));
   } else if (report.vanished()) {
     std::vector<std::string> failing;
@@ -624,10 +644,15 @@ nlohmann::json LocalizeReport::ToJson() const {
     return u;
   };
   if (divergence) {
-    nlohmann::json d = {{"value", divergence->value},        {"node", divergence->node},
-                        {"op_type", divergence->op_type},    {"node_index", divergence->node_index},
-                        {"position", divergence->position},  {"comparison", divergence->comparison.ToJson()},
-                        {"inputs", nlohmann::json::array()}, {"differing_initializers", nlohmann::json::array()}};
+    nlohmann::json d = {{"nan_origin", divergence->nan_origin},
+                        {"value", divergence->value},
+                        {"node", divergence->node},
+                        {"op_type", divergence->op_type},
+                        {"node_index", divergence->node_index},
+                        {"position", divergence->position},
+                        {"comparison", divergence->comparison.ToJson()},
+                        {"inputs", nlohmann::json::array()},
+                        {"differing_initializers", nlohmann::json::array()}};
     for (const auto& in : divergence->inputs) d["inputs"].push_back(upstream(in));
     if (divergence->last_agreeing) d["last_agreeing"] = upstream(*divergence->last_agreeing);
     for (const auto& init : divergence->differing_initializers) d["differing_initializers"].push_back(init.ToJson());

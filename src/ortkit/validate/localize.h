@@ -82,8 +82,9 @@ const char* ToString(UpstreamValue::State state);
 
 /// Where the runs first part.
 struct Divergence {
-  std::string value;  ///< the first value that differs
-  std::string node;   ///< the node producing it (NodeDisplayName)
+  bool nan_origin = false;  ///< not a difference: the first value holding NaN (on both sides alike)
+  std::string value;        ///< the first value that differs, or the first holding NaN
+  std::string node;         ///< the node producing it (NodeDisplayName)
   std::string op_type;
   int node_index = -1;                         ///< index in the main graph's node list
   std::size_t position = 0;                    ///< the value's position in topological order
