@@ -151,6 +151,21 @@ TEST_F(BrokenFiles, TruncatedInsideTheHeader) {
   EXPECT_TRUE(Contains(d.message, "field producer_name at byte 2 declares 11 bytes, but the file ends 2 bytes later"));
 }
 
+// Random bytes whose first byte happens to be a ModelProto tag (0x3a: graph, length-delimited)
+// followed by a length of about 4 GB are not a cut model: no copy will repair them.
+TEST_F(BrokenFiles, RandomBytesWithAnOverlongFirstFieldAreNotOnnx) {
+  std::string bytes = "\x3a\x81\xe4\xc9\xc3\x10";  // field 7, length 4,436,749,313
+  for (int i = 0; i < 500; ++i) bytes.push_back(static_cast<char>((i * 131 + 17) % 256));
+  const auto d = FileFinding(CheckBytes("random.onnx", bytes));
+  EXPECT_EQ(d.code, "file.not-onnx") << d.message;
+  EXPECT_TRUE(Contains(d.message, "more than protobuf allows")) << d.message;
+  std::string small = "\x12\x7f";  // field 2 (producer_name) of 127 bytes as the very first field
+  small += std::string(40, 'x');
+  const auto first = FileFinding(CheckBytes("first.onnx", small));
+  EXPECT_EQ(first.code, "file.not-onnx") << first.message;
+  EXPECT_TRUE(Contains(first.message, "as its first field")) << first.message;
+}
+
 TEST_F(BrokenFiles, TruncatedInsideTheIrVersion) {
   const Layout layout = LayoutOf(RealModel());
   const auto d = FileFinding(CheckBytes("one-byte.onnx", layout.bytes.substr(0, 1)));

@@ -467,6 +467,8 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
   for (const auto& out : model.graph().output()) {
     const auto& before = declared[out.name()];
     const auto after = DimsOf(*inferred[out.name()]);
+    std::vector<std::string> unrelated;  // "dimension 0 is 'unk__0'", one finding per output
+    bool generated_name = false;
     for (std::size_t i = 0; i < after.size(); ++i) {
       Location where;
       where.output = out.name();
@@ -487,17 +489,22 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
             fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", out.name(), i),
             where));
       } else if (!input_params.empty() && !input_params.count(d.param)) {
-        auto diag = Diagnose(
-            "shape.output-dim-unrelated",
-            fmt::format("output '{}' dimension {} is '{}', a name that no input dimension has (inputs use: {})",
-                        out.name(), i, d.param, fmt::format("{}", fmt::join(input_params, ", "))),
-            where);
-        diag.severity = Severity::kInfo;
+        unrelated.push_back(fmt::format("{} is '{}'", i, d.param));
         // Exporter-generated names lose the link to the inputs: worth a warning.
         static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");
-        if (std::regex_match(d.param, generated)) diag.severity = Severity::kWarning;
-        outcome.diagnoses.push_back(std::move(diag));
+        if (std::regex_match(d.param, generated)) generated_name = true;
       }
+    }
+    if (!unrelated.empty()) {
+      Location where;
+      where.output = out.name();
+      auto diag = Diagnose("shape.output-dim-unrelated",
+                           fmt::format("output '{}' dimension {}: {} that no input dimension has (inputs use: {})",
+                                       out.name(), fmt::join(unrelated, ", dimension "),
+                                       unrelated.size() == 1 ? "a name" : "names", fmt::join(input_params, ", ")),
+                           where);
+      diag.severity = generated_name ? Severity::kWarning : Severity::kInfo;
+      outcome.diagnoses.push_back(std::move(diag));
     }
   }
   return outcome;

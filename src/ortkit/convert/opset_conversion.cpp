@@ -238,29 +238,6 @@ class PadWithoutAxes final : public vc::Adapter {
   }
 };
 
-/// An attribute added in the newer version that is dropped when it holds its default and makes
-/// the node inexpressible otherwise (Reshape-14 allowzero, LpPool-18 ceil_mode, BatchNormalization-14
-/// training_mode).
-class DefaultOnlyAttribute final : public vc::Adapter {
- public:
-  DefaultOnlyAttribute(const char* op, int from, const char* attribute)
-      : Adapter(op, OpSetID(from), OpSetID(from - 1)), attribute_(attribute) {}
-
-  Node* adapt(std::shared_ptr<Graph>, Node* node) const override {
-    const Symbol key(attribute_);
-    if (!node->hasAttribute(key)) return node;
-    if (node->i(key) != 0) {
-      throw NotExpressible(node, fmt::format("{}={} has no form before opset {}", attribute_, node->i(key),
-                                             initial_version().version()));
-    }
-    node->removeAttribute(key);
-    return node;
-  }
-
- private:
-  std::string attribute_;
-};
-
 /// GridSample-20 renamed its modes and took N-D inputs; GridSample-16 has 4-D and the old names.
 class GridSampleModes final : public vc::Adapter {
  public:
@@ -298,31 +275,42 @@ class BatchNormSameTypes final : public vc::Adapter {
   }
 };
 
-/// An attribute that arrived with the newer version, dropped when it holds its neutral value:
-/// AveragePool-19's dilations of all ones, Cast-19's saturate (meaningful for float8 only, which
-/// the older version refuses anyway); any other value has no form in the older version.
-class NeutralAttribute final : public vc::TypeRestriction {
+/// Attributes that arrived with the newer version, dropped when they hold their neutral value (an
+/// int equal to it, or a list of ints all equal to it): Reshape-14's allowzero 0, LpPool-18's
+/// ceil_mode 0 and dilations of ones, Cast-19's saturate (meaningful for float8 only, which the
+/// older version refuses anyway). Any other value has no form in the older version.
+class NeutralAttributes final : public vc::TypeRestriction {
  public:
-  NeutralAttribute(const char* op, int from, const char* attribute, std::vector<DataType> unallowed)
-      : TypeRestriction(op, OpSetID(from), OpSetID(from - 1), unallowed), attribute_(attribute) {}
+  struct Neutral {
+    const char* attribute;
+    std::optional<std::int64_t> value;  ///< empty: any value is dropped
+  };
+  NeutralAttributes(const char* op, int from, std::vector<Neutral> neutral, std::vector<DataType> unallowed = {})
+      : TypeRestriction(op, OpSetID(from), OpSetID(from - 1), unallowed), neutral_(std::move(neutral)) {}
 
   Node* adapt(std::shared_ptr<Graph> graph, Node* node) const override {
     TypeRestriction::adapt(graph, node);
-    const Symbol key(attribute_);
-    if (!node->hasAttribute(key)) return node;
-    if (node->kindOf(key) == onnx::AttributeKind::is) {
-      for (std::int64_t v : node->is(key)) {
-        if (v != 1)
-          throw NotExpressible(node, fmt::format("{} other than 1 have no form before opset {}", attribute_,
-                                                 initial_version().version()));
+    for (const Neutral& n : neutral_) {
+      const Symbol key(n.attribute);
+      if (!node->hasAttribute(key)) continue;
+      if (n.value) {
+        std::vector<std::int64_t> values;
+        if (node->kindOf(key) == onnx::AttributeKind::i) values.push_back(node->i(key));
+        if (node->kindOf(key) == onnx::AttributeKind::is) values = node->is(key);
+        for (std::int64_t v : values) {
+          if (v != *n.value) {
+            throw NotExpressible(node, fmt::format("{} other than {} have no form before opset {}", n.attribute,
+                                                   *n.value, initial_version().version()));
+          }
+        }
       }
+      node->removeAttribute(key);
     }
-    node->removeAttribute(key);
     return node;
   }
 
  private:
-  std::string attribute_;
+  std::vector<Neutral> neutral_;
 };
 
 /// The stock converter with ortkit's adapters added (registering one replaces the stock adapter
@@ -349,8 +337,10 @@ class Converter final : public vc::DefaultVersionConverter {
     }
     registerAdapter(std::make_unique<TypeRestriction>("Relu", OpSetID(14), OpSetID(13), signed_ints));
     registerAdapter(std::make_unique<TypeRestriction>("CumSum", OpSetID(14), OpSetID(13), halves));
-    registerAdapter(std::make_unique<DefaultOnlyAttribute>("Reshape", 14, "allowzero"));
-    registerAdapter(std::make_unique<DefaultOnlyAttribute>("BatchNormalization", 14, "training_mode"));
+    registerAdapter(
+        std::make_unique<NeutralAttributes>("Reshape", 14, std::vector<NeutralAttributes::Neutral>{{"allowzero", 0}}));
+    registerAdapter(std::make_unique<NeutralAttributes>("BatchNormalization", 14,
+                                                        std::vector<NeutralAttributes::Neutral>{{"training_mode", 0}}));
     registerAdapter(std::make_unique<CompatibleAdapter>("Identity", OpSetID(14), OpSetID(13)));
     // Opset 15: Pow gained bfloat16, Shape start/end, BatchNormalization mixed parameter types.
     registerAdapter(std::make_unique<TypeRestriction>("Pow", OpSetID(15), OpSetID(14), bfloat16));
@@ -363,11 +353,15 @@ class Converter final : public vc::DefaultVersionConverter {
     // Opset 18: Pad's axes input, Split's num_outputs, LpPool's ceil_mode.
     registerAdapter(std::make_unique<PadWithoutAxes>());
     registerAdapter(std::make_unique<SplitNumOutputs>(log));
-    registerAdapter(std::make_unique<DefaultOnlyAttribute>("LpPool", 18, "ceil_mode"));
+    registerAdapter(std::make_unique<NeutralAttributes>(
+        "LpPool", 18, std::vector<NeutralAttributes::Neutral>{{"ceil_mode", 0}, {"dilations", 1}}));
     // Opset 19: AveragePool's dilations, Cast's and CastLike's saturate (and float8 types).
-    registerAdapter(std::make_unique<NeutralAttribute>("AveragePool", 19, "dilations", std::vector<DataType>{}));
-    registerAdapter(std::make_unique<NeutralAttribute>("Cast", 19, "saturate", float8));
-    registerAdapter(std::make_unique<NeutralAttribute>("CastLike", 19, "saturate", float8));
+    registerAdapter(std::make_unique<NeutralAttributes>("AveragePool", 19,
+                                                        std::vector<NeutralAttributes::Neutral>{{"dilations", 1}}));
+    for (const char* op : {"Cast", "CastLike"}) {
+      registerAdapter(std::make_unique<NeutralAttributes>(
+          op, 19, std::vector<NeutralAttributes::Neutral>{{"saturate", std::nullopt}}, float8));
+    }
     // Opset 20: Gelu is new, ConstantOfShape gained bfloat16 and float8, GridSample renamed its modes.
     registerAdapter(std::make_unique<GeluFormula>(log));
     registerAdapter(std::make_unique<TypeRestriction>("ConstantOfShape", OpSetID(20), OpSetID(19), bfloat16_or_float8));

@@ -130,7 +130,7 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "Name the dimension in the export (dynamic_axes / dynamic_shapes) or run onnx symbolic shape inference."},
   {"shape.output-dim-unrelated", W, "An output dimension is not related to any input dimension",
    "The output's symbolic dimension name appears on no input, so a batch or sequence axis may have lost its link (e.g. exporter-generated names such as 'unk__12').",
-   "Declare the output's dynamic axes with the same names as the inputs' (dynamic_axes={'output': {0: 'batch'}})."},
+   "Name the output's dynamic axes after the inputs' in the exporter: PyTorch's dynamo exporter dynamic_shapes with shared torch.export.Dim objects (TorchScript: dynamic_axes={'output': {0: 'batch'}}); tf2onnx: the same None axis in the input and output signatures; paddle2onnx and others: rename the output's dim_param to the input's in the saved model. A data-dependent size (NonZero, TopK with a computed k) has no input to follow: then the name is right."},
   {"shape.dim-name-inconsistent", W, "A symbolic dimension name is used inconsistently",
    "The same dimension name stands for different sizes, or a dimension that tracks an input's is named differently.",
    "Use one name per axis across inputs and outputs in the export's dynamic_axes."},

@@ -247,6 +247,16 @@ WalkResult WalkTopLevel(pbio::ZeroCopyInputStream* stream, std::uint64_t total_s
                                                       ModelFieldName(number), offset)};
         }
         const std::uint64_t start = static_cast<std::uint64_t>(in.CurrentPosition());
+        // No ONNX file holds a field of 2 GiB or more (protobuf's limit), and every writer puts
+        // ir_version first: random bytes that decode as an overlong first field are not a cut model.
+        constexpr std::uint64_t kProtobufFieldLimit = std::uint64_t{1} << 31;
+        if ((length > total_size || start + length > total_size) && (length >= kProtobufFieldLimit || fields == 1)) {
+          return {WalkResult::kNotOnnx,
+                  fmt::format("field {} at byte {} declares {} in a file of {}{}: the bytes are not an ONNX model "
+                              "that was cut short",
+                              ModelFieldName(number), offset, ByteCount(length), ByteCount(total_size),
+                              length >= kProtobufFieldLimit ? ", more than protobuf allows" : " as its first field")};
+        }
         if (length > total_size || start + length > total_size) {
           std::string detail =
               fmt::format("field {} at byte {} declares {}, but the file ends {} later", ModelFieldName(number), offset,
