@@ -477,3 +477,37 @@ TEST(InspectSchema, RichFixtureHasEveryRequiredKey) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// paddle2onnx keeps weights in Constant nodes and records no producer: inspect must still say how
+// much the model weighs and where it most likely came from.
+TEST(SummarizeWithoutProducer, CountsConstantWeightsAndGuessesTheExporter) {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 7, opset_import: ["" : 13]>
+    paddle (float[N, 4] x) => (float[N, 4] y) {
+      w = Constant <value = float[4, 4] {1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1}> ()
+      b = Constant <value = float[4] {0, 0, 0, 0}> ()
+      m = MatMul (x, w)
+      y = Add (m, b)
+    }
+  )");
+  model.mutable_graph()->set_name("Model from PaddlePaddle.");
+  ModelSummary s = Summarize(InMemory(model));
+  EXPECT_EQ(s.initializer_count, 0u);
+  EXPECT_EQ(s.constant_count, 2u);
+  EXPECT_EQ(s.constant_bytes, 80u);
+  EXPECT_EQ(s.producer_guess, "paddle2onnx (graph named 'Model from PaddlePaddle.')");
+
+  model.mutable_graph()->set_name("g");
+  auto* dim =
+      model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("p2o.DynamicDimension.0");
+  EXPECT_EQ(Summarize(InMemory(model)).producer_guess, "paddle2onnx (dimension names 'p2o.*')");
+  model.set_producer_name("pytorch");
+  EXPECT_EQ(Summarize(InMemory(model)).producer_guess, "");  // a recorded producer is never second-guessed
+}
+
+}  // namespace
+}  // namespace ortkit

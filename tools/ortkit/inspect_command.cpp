@@ -76,8 +76,13 @@ std::string ModelSection(const ModelSummary& s, const Style& style) {
   std::string producer = s.producer_name.empty() ? style.Dim("(not recorded)") : s.producer_name;
   if (!s.producer_version.empty()) producer += " " + s.producer_version;
   const ProducerFamily* family = RecogniseProducer(s.producer_name);
-  producer += family != nullptr ? style.Dim(fmt::format("  [{}: {}]", family->family, family->description))
-                                : style.Dim("  [unknown exporter]");
+  if (family != nullptr) {
+    producer += style.Dim(fmt::format("  [{}: {}]", family->family, family->description));
+  } else if (!s.producer_guess.empty()) {
+    producer += style.Dim(fmt::format("  [probably {}]", s.producer_guess));
+  } else {
+    producer += style.Dim("  [unknown exporter]");
+  }
   out += Field(style, "producer", producer);
   if (!s.domain.empty()) out += Field(style, "domain", s.domain);
   if (s.model_version != 0) out += Field(style, "model version", std::to_string(s.model_version));
@@ -110,6 +115,10 @@ std::string InitializerSection(const ModelSummary& s, const Style& style) {
       fmt::format("{}, {}", Plural(s.initializer_count, "tensor", "tensors"), Bytes(s.initializer_bytes));
   if (s.initializer_inputs > 0)
     detail += style.Dim(fmt::format(" ({} also listed as graph inputs)", s.initializer_inputs));
+  if (s.constant_count > 0) {
+    detail += fmt::format("; {} more in {}", Bytes(s.constant_bytes),
+                          Plural(s.constant_count, "Constant node", "Constant nodes"));
+  }
   std::string out = Heading(style, "initializers", detail);
   if (s.initializer_count == 0) return out;
   Table by_type({"element type", "tensors", "size"}, {false, true, true});

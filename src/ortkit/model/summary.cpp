@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/model/external_data.h"
@@ -161,6 +162,14 @@ void SummarizeInitializers(const onnx::GraphProto& graph, ModelSummary& out) {
     out.initializer_bytes += bytes;
   }
   out.initializer_count = sized.size();
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || !(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.name() != "value" || !attribute.has_t()) continue;
+      ++out.constant_count;
+      out.constant_bytes += TensorBytes(attribute.t());
+    }
+  }
   for (auto& [type, total] : totals) {
     total.element_type = type;
     out.initializer_totals.push_back(total);
@@ -300,6 +309,34 @@ std::string TypeSummary::ToString() const {
   return "?";
 }
 
+namespace {
+
+/// The exporter a model without producer_name most likely came from, by the marks exporters leave
+/// in the graph's name and in the names of dimensions.
+std::string GuessProducer(const onnx::ModelProto& proto) {
+  const onnx::GraphProto& graph = proto.graph();
+  if (graph.name().find("PaddlePaddle") != std::string::npos) {
+    return fmt::format("paddle2onnx (graph named '{}')", graph.name());
+  }
+  for (const auto* values : {&graph.input(), &graph.output()}) {
+    for (const auto& value : *values) {
+      if (!value.type().has_tensor_type()) continue;
+      for (const auto& dim : value.type().tensor_type().shape().dim()) {
+        if (dim.dim_param().rfind("p2o.", 0) == 0) return "paddle2onnx (dimension names 'p2o.*')";
+        if (dim.dim_param().rfind("unk__", 0) == 0)
+          return "tf2onnx or onnx's shape inference (dimension names 'unk__*')";
+      }
+    }
+  }
+  if (graph.name() == "torch_jit" || graph.name() == "main_graph") {
+    return fmt::format("PyTorch torch.onnx (graph named '{}')", graph.name());
+  }
+  if (graph.name() == "tf2onnx") return "tf2onnx (graph named 'tf2onnx')";
+  return "";
+}
+
+}  // namespace
+
 const ProducerFamily* RecogniseProducer(std::string_view producer_name) {
   for (const auto& entry : kProducers) {
     if (EqualsIgnoringCase(entry.producer_name, producer_name)) return &entry;
@@ -318,6 +355,7 @@ ModelSummary Summarize(const ModelFile& model) {
   out.producer_version = proto.producer_version();
   const ProducerFamily* family = RecogniseProducer(proto.producer_name());
   out.producer_family = family != nullptr ? std::string(family->family) : "unknown";
+  if (proto.producer_name().empty()) out.producer_guess = GuessProducer(proto);
   out.domain = proto.domain();
   out.model_version = proto.model_version();
   out.doc_string = proto.doc_string();
@@ -418,7 +456,11 @@ void to_json(nlohmann::json& json, const ModelSummary& s) {
       {"schema_version", 1},
       {"file", {{"path", s.path}, {"size_bytes", s.file_bytes}}},
       {"ir_version", s.ir_version},
-      {"producer", {{"name", s.producer_name}, {"version", s.producer_version}, {"family", s.producer_family}}},
+      {"producer",
+       {{"name", s.producer_name},
+        {"version", s.producer_version},
+        {"family", s.producer_family},
+        {"guess", s.producer_guess}}},
       {"domain", s.domain},
       {"model_version", s.model_version},
       {"doc_string", s.doc_string},
@@ -431,6 +473,8 @@ void to_json(nlohmann::json& json, const ModelSummary& s) {
        {{"count", s.initializer_count},
         {"bytes", s.initializer_bytes},
         {"listed_as_inputs", s.initializer_inputs},
+        {"constant_nodes", s.constant_count},
+        {"constant_bytes", s.constant_bytes},
         {"by_element_type", std::move(by_type)},
         {"largest", std::move(largest)}}},
       {"sparse_initializers", std::move(sparse)},

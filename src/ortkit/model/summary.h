@@ -109,6 +109,9 @@ struct ModelSummary {
   std::string producer_name;
   std::string producer_version;
   std::string producer_family;  ///< see RecogniseProducer; "unknown" when not recognised
+  /// When no producer is recorded, the exporter the graph's own marks point to ("paddle2onnx
+  /// (dimension names 'p2o.*')"); empty when nothing does.
+  std::string producer_guess;
   std::string domain;
   std::int64_t model_version = 0;
   std::string doc_string;  ///< complete; the text report shortens it
@@ -122,6 +125,9 @@ struct ModelSummary {
 
   std::uint64_t initializer_count = 0;  ///< main graph
   std::uint64_t initializer_bytes = 0;
+  /// Weights some exporters keep in Constant nodes instead (main graph): how many, and their size.
+  std::uint64_t constant_count = 0;
+  std::uint64_t constant_bytes = 0;
   std::vector<ElementTypeTotal> initializer_totals;      ///< by element type, largest total first
   std::vector<InitializerSummary> largest_initializers;  ///< at most kLargestInitializers, largest first
   std::vector<SparseInitializerSummary> sparse_initializers;
