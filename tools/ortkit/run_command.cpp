@@ -20,6 +20,17 @@
 namespace ortkit::cli {
 namespace {
 
+/// Outputs that are sequences, maps or optionals: RunSession leaves them in the runtime.
+std::vector<std::string> NonTensorOutputs(Session& session) {
+  std::vector<std::string> names;
+  auto specs = DescribeOutputs(session);
+  if (!specs.ok()) return names;
+  for (const auto& spec : *specs) {
+    if (!spec.is_tensor) names.push_back(spec.name);
+  }
+  return names;
+}
+
 struct RunFlags {
   std::filesystem::path model;
   InputFlags inputs;
@@ -101,6 +112,7 @@ int Run(const RunFlags& flags) {
                                  {"nan", s.nan},
                                  {"inf", s.inf}});
     }
+    json["not_fetched"] = NonTensorOutputs(session);
     if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
     std::cout << JsonText(json) << "\n";
   } else {
@@ -123,6 +135,12 @@ int Run(const RunFlags& flags) {
                         s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
     }
     out += in_table.Render(style) + "\n" + out_table.Render(style);
+    for (const auto& spec : NonTensorOutputs(session)) {
+      out +=
+          style.Dim(fmt::format("  output '{}' is a sequence, map or optional (a ZipMap of class "
+                                "probabilities, say): computed, not fetched\n",
+                                spec));
+    }
     if (!flags.output_dir.empty())
       out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
     std::fputs(out.c_str(), stdout);

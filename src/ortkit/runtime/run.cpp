@@ -173,8 +173,18 @@ Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& 
   ORTKIT_RETURN_IF_ERROR(CheckInputs(request.inputs, input_specs));
   std::vector<std::string> output_names = request.output_names;
   if (output_names.empty()) {
+    // Every tensor output: a sequence or map output (skl2onnx's ZipMap probabilities) is left in the
+    // runtime, where it is computed all the same; fetching it would fail the whole run.
     ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
-    for (auto& s : output_specs) output_names.push_back(std::move(s.name));
+    for (auto& s : output_specs) {
+      if (s.is_tensor) output_names.push_back(std::move(s.name));
+    }
+    if (output_names.empty() && !output_specs.empty()) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("every output of the model is a sequence, map or optional ('{}', ...): ortkit "
+                                   "fetches tensor outputs only",
+                                   output_specs.front().name));
+    }
   }
   try {
     Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);

@@ -50,7 +50,8 @@ Result<std::vector<TensorSpec>> DescribeOutputs(Session& session);
 
 struct RunRequest {
   std::span<const NamedTensor> inputs;
-  std::vector<std::string> output_names;  ///< empty: every output of the session
+  std::vector<std::string>
+      output_names;  ///< empty: every tensor output of the session (sequences and maps are not fetched)
 };
 
 /// Runs once and copies the outputs into Tensors. Checks the inputs against the session's

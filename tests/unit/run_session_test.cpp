@@ -1,0 +1,60 @@
+// RunSession on models whose outputs are not all tensors: a classic-ML classifier converted by
+// skl2onnx answers a label tensor and a ZipMap (a sequence of maps) of class probabilities.
+#include <gtest/gtest.h>
+
+#include "ortkit/runtime/run.h"
+#include "ortkit/runtime/runtime.h"
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+onnx::ModelProto Classifier() {
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17, "ai.onnx.ml" : 1]>
+    classifier (float[N, 2] x) => (int64[N] label, float[N, 2] probs) {
+      label, probs = ai.onnx.ml.LinearClassifier <coefficients = [1.0, 2.0, 3.0, 4.0], intercepts = [0.1, 0.2],
+                                                  classlabels_ints = [0, 1], post_transform = "SOFTMAX"> (x)
+    }
+  )");
+  // The ZipMap output the text format cannot declare: seq(map(int64, float)).
+  auto* node = model.mutable_graph()->add_node();
+  node->set_op_type("ZipMap");
+  node->set_domain("ai.onnx.ml");
+  node->add_input("probs");
+  node->add_output("output_probability");
+  auto* labels = node->add_attribute();
+  labels->set_name("classlabels_int64s");
+  labels->set_type(onnx::AttributeProto::INTS);
+  labels->add_ints(0);
+  labels->add_ints(1);
+  auto* out = model.mutable_graph()->mutable_output(1);
+  out->set_name("output_probability");
+  out->clear_type();
+  auto* map = out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_map_type();
+  map->set_key_type(onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return model;
+}
+
+TEST(RunSession, SequenceAndMapOutputsAreLeftOutNotAFailure) {
+  auto runtime = Runtime::Create().value();
+  testing::TempDir dir;
+  auto session = Session::Create(*runtime, dir.WriteModel("classifier.onnx", Classifier()), SessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::FromVector<float>({3, 2}, {1, 0, 0, 1, -1, -1}).value()});
+  auto outputs = RunSession(**session, RunRequest{inputs, {}});
+  ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+  ASSERT_EQ(outputs->size(), 1u);
+  EXPECT_EQ((*outputs)[0].name, "label");
+  EXPECT_EQ((*outputs)[0].tensor.shape(), (std::vector<std::int64_t>{3}));
+
+  // Asked for by name, the sequence is still refused with a message that says why.
+  auto named = RunSession(**session, RunRequest{inputs, {"output_probability"}});
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.error().message.find("is not a tensor"), std::string::npos) << named.error().message;
+}
+
+}  // namespace
+}  // namespace ortkit
