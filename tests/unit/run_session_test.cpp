@@ -58,3 +58,33 @@ TEST(RunSession, SequenceAndMapOutputsAreLeftOutNotAFailure) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// A declaration traced at one size and written as fixed: the run gives another shape.
+TEST(RunSession, OutputsThatContradictTheirDeclarationAreNamed) {
+  auto runtime = Runtime::Create().value();
+  testing::TempDir dir;
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    stale (float[N, 4] x) => (float[1, 4] y, float[N, 4] z, float[seqlen] w) {
+      y = Identity (x)
+      z = Relu (x)
+      w = Identity (x)
+    }
+  )");
+  auto session = Session::Create(*runtime, dir.WriteModel("stale.onnx", model), SessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {3, 4}).value()});
+  auto outputs = RunSession(**session, RunRequest{inputs, {}});
+  ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+  const auto mismatches = OutputShapeMismatches(DeclaredOutputs(model), *outputs);
+  ASSERT_EQ(mismatches.size(), 2u);
+  EXPECT_EQ(mismatches[0], "output 'y' is [3, 4] but the model declares [1, 4]");
+  EXPECT_EQ(mismatches[1], "output 'w' is [3, 4] but the model declares [seqlen]");
+}
+
+}  // namespace
+}  // namespace ortkit

@@ -85,6 +85,15 @@ int Run(const RunFlags& flags) {
     ReportFailure("run", {d}, "the run failed", format);
     return input_problem ? kExitUsage : kExitFindings;
   }
+  std::vector<Diagnosis> findings;
+  {
+    Location where;
+    where.file = flags.model.string();
+    const auto declared = opened->model != nullptr ? DeclaredOutputs(*opened->model->proto) : opened->outputs;
+    for (auto& mismatch : OutputShapeMismatches(declared, *outputs)) {
+      findings.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), where));
+    }
+  }
   if (!flags.output_dir.empty()) {
     auto saved = SaveOutputs(flags, prepared->tensors, *outputs);
     if (!saved.ok()) {
@@ -113,6 +122,7 @@ int Run(const RunFlags& flags) {
                                  {"inf", s.inf}});
     }
     json["not_fetched"] = NonTensorOutputs(session);
+    json["diagnoses"] = findings;
     if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
     std::cout << JsonText(json) << "\n";
   } else {
@@ -141,6 +151,7 @@ int Run(const RunFlags& flags) {
                                 "probabilities, say): computed, not fetched\n",
                                 spec));
     }
+    for (const auto& d : findings) out += "\n" + RenderDiagnosis(d, style) + "\n";
     if (!flags.output_dir.empty())
       out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
     std::fputs(out.c_str(), stdout);

@@ -249,6 +249,15 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   if (!synthesized.ok()) {
     report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
   }
+  if (synthesized.ok()) {
+    // One plain run: every output's shape against the model's declaration.
+    auto plain = RunSession(**session, RunRequest{*synthesized, {}});
+    if (plain.ok()) {
+      for (auto& mismatch : OutputShapeMismatches(DeclaredOutputs(proto), *plain)) {
+        diagnoses.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), file));
+      }
+    }
+  }
   if (layout.reference.empty() && synthesized.ok()) {
     // Without framework references the runtime checks itself: optimisations off against all.
     auto plan = ParseCrossCheckMode("opt-levels", config);

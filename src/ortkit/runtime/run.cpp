@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <onnx/onnx_pb.h>
 
 namespace ortkit {
 namespace {
@@ -166,6 +167,49 @@ Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<Tensor
     }
   }
   return OkStatus();
+}
+
+std::vector<TensorSpec> DeclaredOutputs(const onnx::ModelProto& model) {
+  std::vector<TensorSpec> specs;
+  for (const auto& out : model.graph().output()) {
+    TensorSpec spec;
+    spec.name = out.name();
+    spec.is_tensor = out.type().has_tensor_type();
+    if (spec.is_tensor) {
+      spec.type = static_cast<DataType>(out.type().tensor_type().elem_type());
+      for (const auto& dim : out.type().tensor_type().shape().dim()) {
+        DimSpec d;
+        if (dim.has_dim_value() && dim.dim_value() >= 0) {
+          d.value = dim.dim_value();
+        } else if (dim.has_dim_param() && !IsPlaceholderName(dim.dim_param())) {
+          d.symbol = dim.dim_param();
+        }
+        spec.dims.push_back(std::move(d));
+      }
+    }
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::vector<std::string> OutputShapeMismatches(const std::vector<TensorSpec>& declared,
+                                               std::span<const NamedTensor> outputs) {
+  std::vector<std::string> mismatches;
+  for (const auto& out : outputs) {
+    auto spec = std::find_if(declared.begin(), declared.end(), [&](const TensorSpec& s) { return s.name == out.name; });
+    if (spec == declared.end() || !spec->is_tensor || spec->dims.empty()) continue;  // rank 0 may mean unknown
+    const auto& shape = out.tensor.shape();
+    bool differs = shape.size() != spec->dims.size();
+    for (std::size_t d = 0; !differs && d < shape.size(); ++d) {
+      differs = spec->dims[d].fixed() && spec->dims[d].value != shape[d];
+    }
+    if (!differs) continue;
+    std::vector<std::string> dims;
+    for (const auto& dim : spec->dims) dims.push_back(dim.ToString());
+    mismatches.push_back(fmt::format("output '{}' is {} but the model declares [{}]", out.name, ShapeToString(shape),
+                                     fmt::join(dims, ", ")));
+  }
+  return mismatches;
 }
 
 Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& request) {

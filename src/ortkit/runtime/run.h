@@ -12,6 +12,10 @@
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/tensor.h"
 
+namespace onnx {
+class ModelProto;
+}
+
 namespace ortkit {
 
 /// One dimension as a session declares it: a fixed size, or symbolic (named or not).
@@ -53,6 +57,16 @@ struct RunRequest {
   std::vector<std::string>
       output_names;  ///< empty: every tensor output of the session (sequences and maps are not fetched)
 };
+
+/// The graph outputs as the model file declares them (ONNX Runtime's session metadata may already
+/// hold its own inferred shapes instead). Non-tensor outputs have is_tensor false.
+std::vector<TensorSpec> DeclaredOutputs(const onnx::ModelProto& model);
+
+/// Outputs whose shape contradicts the model's declaration: another rank, or another size on a
+/// dimension declared fixed ("output 'y' is [20, 1, 8210] but the model declares [1, seqlen]").
+/// Symbolic and unnamed dimensions accept any size. One sentence per output; empty when all fit.
+std::vector<std::string> OutputShapeMismatches(const std::vector<TensorSpec>& declared,
+                                               std::span<const NamedTensor> outputs);
 
 /// Runs once and copies the outputs into Tensors. Checks the inputs against the session's
 /// declaration first (names, element types, ranks, fixed dimensions) so the error names the
