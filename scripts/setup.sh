@@ -3,9 +3,9 @@
 # ONNX Runtime 1.29.0 from the npm package com.github.asus4.onnxruntime@0.4.9 (checked
 # against its published sha512 integrity), the ONNX 1.23.2 C++ library built from its source
 # distribution on PyPI (checked against its sha256) with the backend test cases of the same release,
-# and the Python environment of the export companion
-# and the test oracles (.deps/python: a venv over Debian's python3 with PyTorch from Debian and
-# the packages pinned in python/requirements.txt). Safe to run again: finished steps are skipped.
+# and the Python environment of the export companion and the test oracles (.deps/python: a venv with
+# PyTorch 2.15, onnxscript, Transformers 5, TensorFlow 2.21 with Keras 3, tf2onnx and the rest of
+# python/requirements.txt, every package pinned by hash). Safe to run again: finished steps are skipped.
 #
 #   scripts/setup.sh            packages + ONNX Runtime + Python environment
 #   ORTKIT_SKIP_APT=1 ...       skip the Debian packages (no root, or already installed)
@@ -49,7 +49,7 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
   libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
-  python3 python3-venv python3-numpy python3-torch python3-torchvision python3-fastapi python3-uvicorn
+  python3 python3-venv python3-numpy
 )
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
@@ -146,7 +146,8 @@ install_onnx_testdata() {
   say "ONNX $onnx_version test cases: $(find "$onnx_testdata_dir/data" -name model.onnx | wc -l) in $onnx_testdata_dir"
 }
 
-# The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment.
+# The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment. The file
+# lists every package with its hash (a complete lock), so pip installs exactly it and resolves nothing.
 install_python_env() {
   if [ "${ORTKIT_SKIP_PYTHON:-0}" = 1 ]; then say "skipping the Python environment (ORTKIT_SKIP_PYTHON=1)"; return; fi
   local requirements="$root/python/requirements.txt"
@@ -154,14 +155,17 @@ install_python_env() {
   if [ -f "$python_dir/.complete" ] && [ "$(cat "$python_dir/.complete")" = "$want" ]; then
     say "Python environment: present in $python_dir"; return
   fi
-  say "creating the Python environment in $python_dir (PyTorch from Debian; TensorFlow, tf2onnx, onnxruntime, tritonclient from PyPI)"
+  say "creating the Python environment in $python_dir (PyTorch 2.15, Transformers 5, TensorFlow 2.21, tf2onnx,"
+  say "onnxruntime, tritonclient: about 4.3 GB to download, 5.9 GB on disk, 2-5 minutes)"
+  local started=$SECONDS
   rm -rf "$python_dir"
-  /usr/bin/python3 -m venv --system-site-packages "$python_dir"
-  "$python_dir/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  "$python_dir/bin/python" -c "import torch, torchvision, tensorflow, tf2onnx, onnx, onnxruntime, tritonclient.http, tritonclient.grpc, fastapi, uvicorn" 2>/dev/null \
+  /usr/bin/python3 -m venv "$python_dir"
+  "$python_dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+    --require-hashes -r "$requirements"
+  "$python_dir/bin/python" -c "import torch, torchvision, onnxscript, transformers, tensorflow, keras, tf2onnx, onnx, onnxruntime, tritonclient.http, tritonclient.grpc, fastapi, uvicorn" 2>/dev/null \
     || { say "the Python environment in $python_dir does not import its packages"; exit 1; }
   echo "$want" >"$python_dir/.complete"
-  say "Python environment ready: $python_dir"
+  say "Python environment ready: $python_dir ($(du -sh "$python_dir" | cut -f1), $((SECONDS - started)) s)"
 }
 
 install_debian_packages

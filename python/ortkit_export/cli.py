@@ -7,6 +7,7 @@ import os
 import sys
 
 from .errors import ExportError
+from .hf_export import TASKS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -17,7 +18,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser():
-    parser = _Parser(prog="ortkit export", description="Export a PyTorch or TensorFlow model to ONNX with reference "
+    parser = _Parser(prog="ortkit export", description="Export a PyTorch, Transformers or TensorFlow model to ONNX with reference "
                      "data: OUT/model.onnx, OUT/test_data_set_0 and _1 (inputs and the framework's outputs), OUT/export.json.")
     parser.add_argument("--format", choices=["text", "json"], default="text", help="what to print on stdout")
     sub = parser.add_subparsers(dest="framework", required=True, parser_class=_Parser)
@@ -30,21 +31,38 @@ def build_parser():
                        help="NAME:AXIS=SYMBOL[,AXIS=SYMBOL] (repeatable), or auto: axis 0 of every input is 'batch'")
         p.add_argument("--sequence-axis", type=int, metavar="AXIS",
                        help="with --dynamic auto: also mark this axis of every input of higher rank as 'seq_len'")
-        p.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+        p.add_argument("--opset", type=int, help="ONNX opset (default: the exporter's own; a file written at another "
+                       "opset than the one asked for is reported)")
         p.add_argument("--out", required=True, help="output folder (created)")
         p.add_argument("--seed", type=int, default=0, help="seed of the synthesised inputs")
         p.add_argument("--format", choices=["text", "json"], default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
-    torch_p = sub.add_parser("torch", help="PyTorch via torch.onnx.export")
+    torch_p = sub.add_parser("torch", help="PyTorch via torch.onnx.export (torch.export-based or TorchScript)")
     torch_p.add_argument("--module", required=True, metavar="FILE.py:FACTORY",
                          help="a Python file and a function in it that returns the nn.Module (called without arguments)")
-    torch_p.add_argument("--outputs", nargs="+", metavar="NAME", help="names of the outputs (default output, output_K)")
+    torch_p.add_argument("--outputs", nargs="+", metavar="NAME",
+                         help="names of the outputs (default: the keys of a returned dict, else output, output_K)")
     torch_p.add_argument("--training", action="store_true",
                          help="export in training mode (default: eval(), enforced and recorded in export.json)")
-    torch_p.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
-                         help="torch.onnx.export (default) or torch.onnx.dynamo_export (torch >= 2.0)")
+    torch_p.add_argument("--exporter", choices=["dynamo", "torchscript"],
+                         help="dynamo: the torch.export-based exporter; torchscript: the tracer (default: what the "
+                              "installed PyTorch defaults to, dynamo from 2.9 on)")
+    torch_p.add_argument("--external-data", action="store_true",
+                         help="weights in model.onnx.data beside model.onnx (default: inline, unless over 1.8 GB)")
     torch_p.add_argument("--no-constant-folding", action="store_true", help="keep constant subgraphs")
     common(torch_p)
+
+    hf_p = sub.add_parser("hf", help="a Hugging Face Transformers checkpoint folder (save_pretrained; never downloads)")
+    hf_p.add_argument("checkpoint", metavar="CHECKPOINT_DIR", help="the folder save_pretrained() wrote")
+    hf_p.add_argument("--task", required=True, choices=sorted(TASKS),
+                      help="what the model is exported for; picks the model class, the inputs and the outputs")
+    hf_p.add_argument("--batch", type=int, default=2, help="batch of the example inputs (default 2)")
+    hf_p.add_argument("--seq-len", type=int, default=16, help="sequence length of text examples (default 16)")
+    hf_p.add_argument("--exporter", choices=["dynamo", "torchscript"], help="as for torch (default: PyTorch's own)")
+    hf_p.add_argument("--opset", type=int, help="ONNX opset (default: the exporter's own)")
+    hf_p.add_argument("--out", required=True, help="output folder (created)")
+    hf_p.add_argument("--seed", type=int, default=0, help="seed of the synthesised inputs")
+    hf_p.add_argument("--format", choices=["text", "json"], default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     tf_p = sub.add_parser("tf", help="TensorFlow via tf2onnx")
     source = tf_p.add_mutually_exclusive_group(required=True)
@@ -86,6 +104,11 @@ def load_factory(ref):
 
 
 def run(args):
+    if args.framework == "hf":
+        from .hf_export import export_hf
+
+        return export_hf(args.checkpoint, args.task, args.out, batch=args.batch, seq_len=args.seq_len, opset=args.opset,
+                         exporter=args.exporter, seed=args.seed)
     if args.framework == "torch":
         from .torch_export import export_torch
 
@@ -94,11 +117,11 @@ def run(args):
         return export_torch(load_factory(args.module), args.inputs, args.out, dynamic=args.dynamic, opset=args.opset,
                             sequence_axis=args.sequence_axis, training=args.training, output_names=args.outputs,
                             seed=args.seed, module_ref=args.module, exporter=args.exporter,
-                            constant_folding=not args.no_constant_folding)
+                            constant_folding=not args.no_constant_folding, external_data=args.external_data or None)
     from .tf_export import export_tf
 
     model = args.saved_model or args.keras or load_factory(args.module)
-    return export_tf(model, args.inputs, args.out, dynamic=args.dynamic, opset=args.opset,
+    return export_tf(model, args.inputs, args.out, dynamic=args.dynamic, opset=args.opset or 17,
                      sequence_axis=args.sequence_axis, seed=args.seed, module_ref=args.module or args.saved_model or args.keras)
 
 
@@ -123,7 +146,9 @@ def summary(record, out):
     for name in record.get("inputs_dropped") or []:
         lines.append(f"  warning: input '{name}' is not used by the exported graph and was dropped")
     for w in record.get("warnings", []):
-        if w.get("code"):
+        if w.get("code") and not w.get("category"):
+            lines.append(f"  warning  {w['code']}  {w['message']}" + (f"\n    fix: {w['fix']}" if w.get("fix") else ""))
+        elif w.get("code"):
             where = f"{w['file']}:{w['line']}" + (f": {w['source']}" if w.get("source") else "")
             lines.append(f"  warning  {w['code']}  {w['category']} at {where}\n    {w['message'].splitlines()[0]}")
     lines.append(f"  wrote {os.path.join(out, 'export.json')}; check it with: ortkit doctor {out}")

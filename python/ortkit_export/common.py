@@ -128,7 +128,15 @@ def write_data_sets(out, model_path, specs, data_sets):
     return described, dropped, model, graph_outputs
 
 
+@contextlib.contextmanager
+def quiet_exporter():
+    """The exporters print progress on stdout; it goes to stderr, so that stdout holds only the result."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 def check_model(model):
+    """The ONNX checker's verdict on a ModelProto or a path (a path lets it find external data)."""
     try:
         onnx.checker.check_model(model)
         return "passed"

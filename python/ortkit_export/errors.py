@@ -72,6 +72,15 @@ def translate_torch_error(error, opset, probe=None):
         if works is not None and op in REPLACEMENTS:
             fix += "; or " + REPLACEMENTS[op]
         return ExportError("export.unsupported-operator", message, fix)
+    clash = re.search(r"(\w+)\.forward\(\) got multiple values for argument '(\w+)'", text)
+    if clash:
+        return ExportError("export.bad-inputs",
+                           f"{clash.group(1)}.forward() received '{clash.group(2)}' twice: the TorchScript exporter passes "
+                           "the example inputs by position, and forward() takes them in another order (Transformers 5 "
+                           "models take use_cache and other options positionally)",
+                           "export with the default exporter (--exporter dynamo), which passes them by name; or "
+                           "`ortkit export hf` for a Transformers model; or wrap the model in a module whose forward() "
+                           "takes exactly the inputs, in order")
     if "Unsupported value kind" in text or "Could not export Python function" in text:
         return ExportError("export.failed", f"the tracer met something it cannot record: {first_line}",
                            "replace the Python-level construct named above with tensor operations")
@@ -101,3 +110,89 @@ def classify_warning(category, message):
             return "export.traced-constant"
         return "export.tracer-warning"
     return None
+
+
+# What the torch.export-based exporter (torch.onnx.export(..., dynamo=True)) raises, by step:
+# 1/3 torch.export captures the graph, 2/3 decomposes it, 3/3 translates it to ONNX.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_SUMMARY = re.compile(r"<class '([\w.]+)'>: (.*)")
+_USER_CALL = re.compile(r'File "([^"]+)", line (\d+), in (\w+)\n\s*(.*)')
+_NO_FUNCTION = re.compile(r"No ONNX function found for <OpOverload\(op='([\w.]+)', overload='(\w+)'\)>")
+_SPECIALIZED = re.compile(r"inferred a static shape of (\d+) for dimension inputs\[(\d+)\]\.shape\[(\d+)\]")
+_NOT_KNOWN_TYPE = re.compile(r"Found <class '([\w.]+)'> in (output|input), which is not a known type")
+
+
+def _user_location(text):
+    """' at FILE:LINE: `source`' for the first frame outside the installed packages the message shows."""
+    for file, line, _, source in _USER_CALL.findall(text):
+        if "site-packages" not in file and "dist-packages" not in file:
+            return f" at {file}:{line}: `{source.strip()}`"
+    return ""
+
+
+def specialized_axes(error):
+    """[(input index, axis, size)] torch.export reports it had to fix although they were asked to be dynamic."""
+    return [(int(k), int(a), int(v)) for v, k, a in _SPECIALIZED.findall(_ANSI.sub("", str(error)))]
+
+
+def translate_dynamo_error(error, opset):
+    """An ExportError for what torch.onnx.export(..., dynamo=True) raised, in that exporter's idiom."""
+    text = _ANSI.sub("", str(error)).strip()
+    summary = _SUMMARY.findall(text)
+    kind, detail = summary[0] if summary else (type(error).__name__, text.splitlines()[0] if text else "")
+    kind = kind.rpartition(".")[2]
+    where = _user_location(text)
+    if kind in ("GuardOnDataDependentSymNode", "UserError") and "data-dependent" in detail or \
+            "data-dependent expression" in text:
+        return ExportError(
+            "export.data-dependent-guard",
+            f"torch.export cannot capture code that depends on a tensor's value{where} ({detail.split('.')[0]})",
+            "write the branch as torch.cond(pred, true_fn, false_fn, (x,)) or compute both sides and pick with "
+            "torch.where; avoid .item(), float(), int() and bool() on tensors in forward(). (--exporter torchscript "
+            "exports it but records only the branch the example took: wrong for other inputs)")
+    match = _NOT_KNOWN_TYPE.search(text)
+    if match:
+        cls = match.group(1).rpartition(".")[2]
+        cache = "Cache" in cls
+        fix = ("return tensors (a tuple or dict of them) from forward(); or register the class with "
+               "torch.utils._pytree.register_pytree_node so torch.export can flatten it")
+        if cache:
+            fix = ("export Transformers models with `ortkit export hf` (it flattens the cache into past_key_values.N.* "
+                   "inputs and present.N.* outputs); or call the model with use_cache=False; " + fix)
+        return ExportError("export.unsupported-output-type",
+                           f"the model's {match.group(2)} holds a {cls}, a type torch.export cannot flatten into tensors",
+                           fix)
+    if _SPECIALIZED.search(text):
+        lines = [m.group(0) for m in _SPECIALIZED.finditer(text)]
+        return ExportError("export.dim-specialized",
+                           "axes asked to be dynamic were fixed by the trace: " + "; ".join(lines),
+                           "use -1 or x.shape[k] in view/reshape and build tensors from the input's shape; or leave "
+                           "those axes static")
+    match = _NO_FUNCTION.search(text)
+    if match:
+        op = f"{match.group(1).replace('aten.', 'aten::')}"
+        return ExportError(
+            "export.unsupported-operator",
+            f"PyTorch's exporter has no ONNX translation for {op} (torch.ops.{match.group(1)}.{match.group(2)}), at any opset",
+            f"replace {op} in the model with operators that export; or give a translation written in onnxscript: "
+            f"torch.onnx.export(..., custom_translation_table={{torch.ops.{match.group(1)}.{match.group(2)}: fn}}); "
+            "or try --exporter torchscript")
+    if kind == "NotImplementedError" and "step 3/3" in text:
+        return ExportError("export.unsupported-operator",
+                           f"PyTorch's exporter cannot translate this use of an operator: {detail}",
+                           "change the call's arguments as the message says (e.g. give histc explicit min and max), or "
+                           "give a translation through custom_translation_table")
+    if "step 2/3" in text:
+        return ExportError("export.decomposition-failed",
+                           f"PyTorch's exporter captured the graph but failed to decompose it (step 2/3): {kind}: {detail}",
+                           "export with --exporter torchscript (the tracer does not decompose), or upgrade PyTorch; "
+                           "if the model reshapes a non-contiguous tensor with view(), use reshape() or .contiguous()")
+    if "When dynamic_shapes" in text or "dynamic_shapes" in detail:
+        return ExportError("export.bad-arguments", f"torch.export refused the dynamic axes: {detail}",
+                           "name axes only of inputs forward() takes, by position, with --dynamic NAME:AXIS=SYMBOL")
+    step = re.search(r"step (\d)/3", text)
+    stage = {"1": "capturing the graph (torch.export, step 1/3)", "2": "decomposing the graph (step 2/3)",
+             "3": "translating to ONNX (step 3/3)"}.get(step.group(1) if step else "", "exporting")
+    return ExportError("export.failed", f"PyTorch's exporter failed while {stage}{where}: {kind}: {detail}",
+                       "rewrite the construct the message names; --exporter torchscript may export it (check the result "
+                       "with ortkit doctor)")

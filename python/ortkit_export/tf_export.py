@@ -32,8 +32,20 @@ def specs_from_keras(model):
                 dynamic.setdefault(name, {})[axis] = "batch" if axis == 0 else f"{name}_dim{axis}"
             else:
                 shape.append(int(dim))
-        specs.append(InputSpec(name, tensor.dtype.name if tensor.dtype.name in DTYPES else "float32", shape))
+        dtype = tensor.dtype if isinstance(tensor.dtype, str) else tensor.dtype.name  # Keras 3: a string
+        specs.append(InputSpec(name, dtype if dtype in DTYPES else "float32", shape))
     return specs, dynamic
+
+
+def _keras_output_names(model):
+    """The names of the layers that make a Keras model's outputs (Keras 3 names the tensors keras_tensor_N)."""
+    names = []
+    for i, tensor in enumerate(model.outputs):
+        history = getattr(tensor, "_keras_history", None)
+        names.append(getattr(history[0], "name", None) if history else None)
+    if None in names or len(set(names)) != len(names):
+        names = ["output"] if len(model.outputs) == 1 else [f"output_{i}" for i in range(len(model.outputs))]
+    return names
 
 
 def _flatten(tf, result):
@@ -95,10 +107,18 @@ def export_tf(model, inputs, out, dynamic=None, opset=17, sequence_axis=None, da
         arrays1 = data_sets[1] if data_sets and len(data_sets) > 1 else synthesize(specs, shapes1, seed=seed + 1)
         shapes1 = {s.name: list(a.shape) for s, a in zip(specs, arrays1)}
 
+        # A Keras model is called in a tf.function and converted from it, for Keras 3 and tf_keras alike:
+        # tf2onnx's from_keras fails on Keras 3 Sequential models (KeyError: 'keras_tensor_N'). The outputs
+        # come back as a dict named after their layers, which names the graph's outputs too.
+        def keras_call(*args):
+            result = model(list(args) if len(args) > 1 else args[0], training=False)
+            if isinstance(result, dict):
+                return result
+            return dict(zip(_keras_output_names(model), result if isinstance(result, (list, tuple)) else [result]))
+
         def run(arrays):
             if source == "keras":
-                args = [tf.constant(a) for a in arrays]
-                result = model(args if len(args) > 1 else args[0], training=False)
+                result = keras_call(*[tf.constant(a) for a in arrays])
             else:
                 result = model(**{s.name: tf.constant(a) for s, a in zip(specs, arrays)})
             return [(n, np.asarray(t)) for n, t in _flatten(tf, result)]
@@ -117,7 +137,8 @@ def export_tf(model, inputs, out, dynamic=None, opset=17, sequence_axis=None, da
         with common.recorded_warnings(loggers=("tf2onnx",)) as records:
             try:
                 if source == "keras":
-                    tf2onnx.convert.from_keras(model, input_signature=signature, opset=opset, output_path=model_path)
+                    serving = tf.function(keras_call, input_signature=signature)
+                    tf2onnx.convert.from_function(serving, input_signature=signature, opset=opset, output_path=model_path)
                 else:
                     names = [s.name for s in specs]
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The gallery of real export failures (tests/gallery): twelve models exported with the real exporters
-# (torch.onnx.export, tf2onnx) through the export companion, then `ortkit doctor --format json` on each,
+# The gallery of real export failures (tests/gallery): models exported with the real exporters (PyTorch 2.15's
+# torch.onnx.export, both exporters; Transformers 5; Keras 3 with tf2onnx) through the export companion, or as a
+# user calls torch.onnx.export with its defaults, then `ortkit doctor --format json` on each,
 # held to the verdict and codes in tests/gallery/expected.txt, plus the details each case promises
 # (the input named, the Reshape named, the node of the float64 leak, the TracerWarning's line).
 source "$2/tests/support/e2e.sh"
@@ -17,7 +18,7 @@ echo "exported in $((SECONDS - start)) s"
 # 10: through `ortkit export` (the C++ command delegating to the companion): the export error, translated.
 set +e
 "$ortkit" export torch --module "$src/tests/gallery/torch_models.py:upper_triangle" --inputs "x:float32[4,4]" \
-  --opset 13 --out "$work/10-low-opset" >"$work/10.out" 2>&1
+  --exporter torchscript --opset 13 --out "$work/10-low-opset" >"$work/10.out" 2>&1
 rc=$?
 set -e
 [ "$rc" = 1 ] || { cat "$work/10.out" >&2; fail "export at opset 13 exited $rc, expected 1"; }
@@ -69,7 +70,7 @@ if name == "01-encoder":
     assert {a["dim"] for a in cpu["sweep"]["axes"]} == {"batch", "seq_len"}, cpu["sweep"]["axes"]
 if name == "04-static-batch":
     d = by_code["graph.static-batch"][0]
-    assert d["location"]["input"] == "x" and "dynamic_axes" in d["fix"], d
+    assert d["location"]["input"] == "x" and "dynamic_shapes" in d["fix"] and "dynamic_axes" in d["fix"], d
 if name == "06-baked-batch":
     reshapes = [d["location"] for d in by_code["graph.baked-batch-reshape"]]
     assert all(l["op_type"] == "Reshape" and l["node"] for l in reshapes), reshapes
@@ -89,6 +90,33 @@ if name == "09-traced-branch":
 if name == "10-low-opset":
     d = by_code["export.unsupported-operator"][0]
     assert "opset 14" in d["message"] and "--opset 14" in d["fix"], d
+if name in ("13-dynamo-data-dependent", "14-dynamo-item-scale"):
+    d = by_code["export.data-dependent-guard"][0]
+    assert "torch_models.py:" in d["message"] and "torch.cond" in d["fix"], d
+    assert ("x.sum() > 0" if name.startswith("13") else "float(scale)") in d["message"], d
+if name == "16-hf-t5-cache":
+    d = by_code["export.unsupported-output-type"][0]
+    assert "EncoderDecoderCache" in d["message"] and "ortkit export hf" in d["fix"], d
+if name == "17-dynamo-no-translation":
+    d = by_code["export.unsupported-operator"][0]
+    assert "aten::_linalg_svd" in d["message"] and "custom_translation_table" in d["fix"], d
+if name == "19-dynamo-fixed-size-buffer":
+    found = sorted(d["message"] for d in by_code["export.dim-specialized"])
+    assert len(found) == 2 and all(d["location"]["input"] == "x" for d in by_code["export.dim-specialized"]), found
+    assert "axis 0" in found[0] and "fixes it to 2" in found[0] and "axis 1" in found[1] and "fixes it to 16" in found[1], found
+    assert "torch_models.py" in by_code["export.dim-specialized"][0]["location"]["file"], by_code["export.dim-specialized"]
+if name in ("20-dynamo-opset-13", "21-dynamo-opset-17"):
+    d = by_code["export.opset-raised" if name.startswith("20") else "export.opset-conversion-broken"][0]
+    assert "ortkit convert" in d["fix"], d
+if name == "22-default-export":
+    d = by_code["graph.output-internal-name"][0]
+    assert d["location"]["output"] and d["location"]["output"] != "output", d
+if name == "23-data-left-behind":
+    assert "model.onnx.data" in by_code["external-data.missing-file"][0]["message"], by_code["external-data.missing-file"]
+    assert "external-data.path-escapes" not in found, found
+if name == "24-hf-bert-torchscript":
+    d = by_code["export.bad-inputs"][0]
+    assert "use_cache" in d["message"] and "dynamo" in d["fix"], d
 print("ok", summary)
 PY
 done <"$src/tests/gallery/expected.txt"

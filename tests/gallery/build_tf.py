@@ -24,7 +24,10 @@ def keras_classifier(out):
         return export_tf(path, "features:float32[4,16]", out, dynamic="auto", module_ref=f"{HERE}:classifier")
 
 
-CASES = {"11-keras-classifier": keras_classifier}
+CASES = {
+    "11-keras-classifier": keras_classifier,
+    "26-keras3-sequential": lambda out: export_tf(keras_models.sequential(), None, out, module_ref=f"{HERE}:sequential"),
+}
 
 
 def main():

@@ -3,7 +3,9 @@
 usage: build_torch.py OUT [CASE ...]"""
 
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -30,6 +32,12 @@ def bert_data_sets():
     return [set0, set1]
 
 
+def tensor_scale_data_sets():
+    rng0, rng1 = np.random.default_rng(0), np.random.default_rng(1)
+    return [[rng0.standard_normal((1, 3, 16, 16)).astype(np.float32), np.array([2.0], np.float32)],
+            [rng1.standard_normal((2, 3, 24, 24)).astype(np.float32), np.array([2.0], np.float32)]]
+
+
 def branch_data_sets():
     """Set 0 takes the branch the tracer recorded (sum > 0); set 1 takes the other one."""
     rng = np.random.default_rng(0)
@@ -37,38 +45,96 @@ def branch_data_sets():
             [-np.abs(rng.standard_normal((3, 8))).astype(np.float32)]]
 
 
+def default_export(out):
+    """torch.onnx.export with every default, as a user writes it: no output names, weights in model.onnx.data."""
+    import torch
+
+    os.makedirs(out, exist_ok=True)
+    torch.onnx.export(m.encoder().eval(), (torch.randn(2, 16, 64),), os.path.join(out, "model.onnx"))
+
+
+def data_left_behind(out):
+    """The same export with only model.onnx copied: the weights stayed behind in model.onnx.data."""
+    with tempfile.TemporaryDirectory() as tmp:
+        default_export(tmp)
+        os.makedirs(out, exist_ok=True)
+        shutil.copy(os.path.join(tmp, "model.onnx"), out)
+
+
+def ts(**kwargs):
+    return dict(exporter="torchscript", **kwargs)
+
+
+BERT_INPUTS = ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]", "token_type_ids:int64[2,16]=0..2"]
+
 CASES = {
+    # Healthy exports with the default exporter (torch.export-based from PyTorch 2.9).
     "01-encoder": lambda out: export_torch(m.encoder(), "x:float32[2,16,64]", out, dynamic="x:0=batch,1=seq_len",
-                                           opset=17, output_names=["y"], module_ref=f"{HERE}:encoder"),
+                                           output_names=["y"], module_ref=f"{HERE}:encoder"),
     "02-bert": lambda out: export_torch(
-        m.bert(), ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]", "token_type_ids:int64[2,16]=0..2"],
-        out, dynamic="auto", sequence_axis=1, output_names=["last_hidden_state"], data_sets=bert_data_sets(),
-        module_ref=f"{HERE}:bert"),
+        m.bert(), BERT_INPUTS, out, dynamic="auto", sequence_axis=1, output_names=["last_hidden_state"],
+        data_sets=bert_data_sets(), module_ref=f"{HERE}:bert"),
     "03-resnet18": lambda out: export_torch(m.resnet18(), "x:float32[2,3,64,64]", out, dynamic="auto",
                                             output_names=["logits"], module_ref=f"{HERE}:resnet18"),
     "04-static-batch": lambda out: export_torch(m.encoder(), "x:float32[2,16,64]", out, dynamic=None,
                                                 output_names=["y"], module_ref=f"{HERE}:encoder"),
     "05-training-mode": lambda out: export_torch(m.training_mode(), "x:float32[2,3,16,16]", out, dynamic="auto",
                                                  training=True, output_names=["logits"], module_ref=f"{HERE}:training_mode"),
+    # The tracer's classic mistakes (TorchScript exporter, dynamo=False).
     "06-baked-batch": lambda out: export_torch(m.baked_batch(), "x:float32[2,16,64]", out,
                                                dynamic="x:0=batch,1=seq_len", output_names=["y"],
-                                               module_ref=f"{HERE}:baked_batch"),
+                                               module_ref=f"{HERE}:baked_batch", **ts()),
     "07-float64-leak": lambda out: export_torch(m.float64_leak(), "x:float32[2,16]", out, dynamic="auto",
                                                 output_names=["y"], module_ref=f"{HERE}:float64_leak"),
     "08-tensor-scale": lambda out: export_torch(
         m.tensor_scale(), ["x:float32[1,3,16,16]", "scale:float32[1]"], out, dynamic="x:0=batch,2=height,3=width",
-        output_names=["y"], data_sets=[[np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32),
-                                        np.array([2.0], np.float32)],
-                                       [np.random.default_rng(1).standard_normal((2, 3, 24, 24)).astype(np.float32),
-                                        np.array([2.0], np.float32)]],
-        module_ref=f"{HERE}:tensor_scale"),
+        output_names=["y"], data_sets=tensor_scale_data_sets(), module_ref=f"{HERE}:tensor_scale", **ts()),
     "09-traced-branch": lambda out: export_torch(m.branch(), "x:float32[2,8]", out, dynamic="auto", output_names=["y"],
-                                                 data_sets=branch_data_sets(), module_ref=f"{HERE}:branch"),
+                                                 data_sets=branch_data_sets(), module_ref=f"{HERE}:branch", **ts()),
+    # The same models under the default exporter: it refuses what the tracer got silently wrong.
+    "13-dynamo-data-dependent": lambda out: export_torch(m.branch(), "x:float32[2,8]", out, dynamic="auto",
+                                                         output_names=["y"], module_ref=f"{HERE}:branch"),
+    "14-dynamo-item-scale": lambda out: export_torch(
+        m.tensor_scale(), ["x:float32[1,3,16,16]", "scale:float32[1]"], out, dynamic="x:0=batch,2=height,3=width",
+        output_names=["y"], data_sets=tensor_scale_data_sets(), module_ref=f"{HERE}:tensor_scale"),
+    "15-dynamo-cache-output": lambda out: export_torch(m.returns_cache(), "x:float32[2,16]", out, dynamic="auto",
+                                                       module_ref=f"{HERE}:returns_cache"),
+    "16-hf-t5-cache": lambda out: export_torch(
+        m.hf_t5(), ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]", "decoder_input_ids:int64[2,4]=1..1000"],
+        out, dynamic="input_ids:0=batch,1=seq_len attention_mask:0=batch,1=seq_len decoder_input_ids:0=batch,1=decoder_len".split(),
+        module_ref=f"{HERE}:hf_t5"),
+    "17-dynamo-no-translation": lambda out: export_torch(m.singular_values(), "x:float32[2,4,4]", out, dynamic="auto",
+                                                         module_ref=f"{HERE}:singular_values"),
+    "18-dynamo-histc": lambda out: export_torch(m.histogram(), "x:float32[8]", out, module_ref=f"{HERE}:histogram"),
+    "19-dynamo-fixed-size-buffer": lambda out: export_torch(m.fixed_size_buffer(), "x:float32[2,16,64]", out,
+                                                            dynamic="x:0=batch,1=seq_len", output_names=["y"],
+                                                            module_ref=f"{HERE}:fixed_size_buffer"),
+    "20-dynamo-opset-13": lambda out: export_torch(m.encoder(), "x:float32[2,16,64]", out, dynamic="x:0=batch,1=seq_len",
+                                                   opset=13, output_names=["y"], module_ref=f"{HERE}:encoder"),
+    "21-dynamo-opset-17": lambda out: export_torch(m.encoder(), "x:float32[2,16,64]", out, dynamic="x:0=batch,1=seq_len",
+                                                   opset=17, output_names=["y"], module_ref=f"{HERE}:encoder"),
+    "22-default-export": default_export,
+    "23-data-left-behind": data_left_behind,
+    "24-hf-bert-torchscript": lambda out: export_torch(m.hf_bert(), BERT_INPUTS, out, dynamic="auto", sequence_axis=1,
+                                                       module_ref=f"{HERE}:hf_bert", **ts()),
+    "25-hf-bert": lambda out: export_torch(m.hf_bert(), BERT_INPUTS, out, dynamic="auto", sequence_axis=1,
+                                           data_sets=bert_data_sets(), module_ref=f"{HERE}:hf_bert"),
+}
+
+# The cases whose export must fail, and with which code.
+FAILING = {
+    "13-dynamo-data-dependent": "export.data-dependent-guard",
+    "14-dynamo-item-scale": "export.data-dependent-guard",
+    "15-dynamo-cache-output": "export.unsupported-output-type",
+    "16-hf-t5-cache": "export.unsupported-output-type",
+    "17-dynamo-no-translation": "export.unsupported-operator",
+    "18-dynamo-histc": "export.unsupported-operator",
+    "24-hf-bert-torchscript": "export.bad-inputs",
 }
 
 
 def main():
-    return export_cases(CASES, sys.argv[1], sys.argv[2:])
+    return export_cases(CASES, sys.argv[1], sys.argv[2:], FAILING)
 
 
 if __name__ == "__main__":

@@ -171,3 +171,83 @@ def branch():
 
 def upper_triangle():
     return UpperTriangle()
+
+
+class KeyValueCache:
+    """A cache object as language models return one (Transformers' DynamicCache is the common case)."""
+
+    def __init__(self, keys, values):
+        self.keys, self.values = keys, values
+
+
+class ReturnsCache(nn.Module):
+    """forward() returns (logits, cache): torch.export cannot flatten the cache into outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.key, self.value, self.head = nn.Linear(16, 16), nn.Linear(16, 16), nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.head(x), KeyValueCache(self.key(x), self.value(x))
+
+
+class SingularValues(nn.Module):
+    """torch.linalg.svd: the exporter has no ONNX translation for aten._linalg_svd."""
+
+    def forward(self, x):
+        return torch.linalg.svd(x)[1]
+
+
+class Histogram(nn.Module):
+    """torch.histc without min and max: its ONNX translation needs them fixed."""
+
+    def forward(self, x):
+        return torch.histc(x, bins=4)
+
+
+class FixedSizeBuffer(nn.Module):
+    """Adds a buffer made for one batch size and length: the trace ties batch and length to the example's."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(64, 64)
+        self.register_buffer("offset", torch.zeros(2, 16, 64))
+
+    def forward(self, x):
+        return self.linear(x + self.offset)
+
+
+def returns_cache():
+    torch.manual_seed(10)
+    return ReturnsCache()
+
+
+def singular_values():
+    return SingularValues()
+
+
+def histogram():
+    return Histogram()
+
+
+def fixed_size_buffer():
+    torch.manual_seed(12)
+    return FixedSizeBuffer()
+
+
+def hf_bert():
+    """Transformers' BertModel from a tiny config, random weights (nothing downloaded)."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(13)
+    return BertModel(BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                intermediate_size=128, max_position_embeddings=512))
+
+
+def hf_t5():
+    """Transformers' T5Model from a tiny config: its forward() returns an EncoderDecoderCache."""
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(14)
+    return T5Model(T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
+                            decoder_start_token_id=0))

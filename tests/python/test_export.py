@@ -13,7 +13,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 from ortkit_export import ExportError, cli, parse_dynamic, parse_inputs  # noqa: E402
-from ortkit_export.errors import classify_warning, translate_torch_error  # noqa: E402
+from ortkit_export.errors import classify_warning, specialized_axes, translate_dynamo_error, translate_torch_error  # noqa: E402
 from ortkit_export.spec import second_shapes, synthesize  # noqa: E402
 
 MODULE = """
@@ -28,6 +28,14 @@ def build():
     return Net()
 def broken():
     raise RuntimeError("no weights")
+class Fixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("offset", torch.zeros(2, 8))
+    def forward(self, x, mask):
+        return (x + self.offset) * mask[..., None]
+def fixed():
+    return Fixed()
 """
 
 
@@ -104,6 +112,35 @@ class Errors(unittest.TestCase):
         nothing = translate_torch_error(error, 11, probe=lambda opset: False)
         self.assertIn("no opset", nothing.fix)
 
+    def test_dynamo_failures_are_translated_by_step(self):
+        # The texts below are the shape of what torch.onnx.export(..., dynamo=True) raises in PyTorch 2.15.
+        guard = RuntimeError(
+            "Failed to export the model with torch.export. \x1b[96mThis is step 1/3\x1b[0m of exporting\n\n## Exception summary\n\n"
+            "<class 'torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode'>: Could not guard on "
+            "data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).\n\nThe following call raised this error:\n"
+            '  File "/home/me/model.py", line 12, in forward\n    if x.sum() > 0:\n')
+        translated = translate_dynamo_error(guard, None)
+        self.assertEqual(translated.code, "export.data-dependent-guard")
+        self.assertIn("/home/me/model.py:12: `if x.sum() > 0:`", translated.message)
+        self.assertIn("torch.cond", translated.fix)
+        missing = RuntimeError("This is step 3/3\n## Exception summary\n\n<class 'torch.onnx._internal.exporter._errors."
+                               "DispatchError'>: No ONNX function found for <OpOverload(op='aten._linalg_svd', "
+                               "overload='default')>. Failure message: No decompositions registered")
+        translated = translate_dynamo_error(missing, None)
+        self.assertEqual(translated.code, "export.unsupported-operator")
+        self.assertIn("custom_translation_table={torch.ops.aten._linalg_svd.default", translated.fix)
+        decomposition = RuntimeError("Failed to decompose the FX graph for ONNX compatibility. This is step 2/3\n"
+                                     "## Exception summary\n\n<class 'RuntimeError'>: Cannot view a tensor with shape")
+        self.assertEqual(translate_dynamo_error(decomposition, None).code, "export.decomposition-failed")
+        cache = RuntimeError("## Exception summary\n\n<class 'RuntimeError'>: Found <class 'transformers.cache_utils."
+                             "DynamicCache'> in output, which is not a known type. If this type holds tensors")
+        translated = translate_dynamo_error(cache, None)
+        self.assertEqual(translated.code, "export.unsupported-output-type")
+        self.assertIn("ortkit export hf", translated.fix)
+        conflict = ValueError("- Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but tracing inferred "
+                              "a static shape of 2 for dimension inputs[1].shape[0].")
+        self.assertEqual(specialized_axes(conflict), [(1, 0, 2)])
+
     def test_warning_classes(self):
         self.assertEqual(classify_warning("TracerWarning", "Converting a tensor to a Python boolean might"),
                          "export.traced-branch")
@@ -131,9 +168,13 @@ class Command(unittest.TestCase):
         for path in ["model.onnx", "test_data_set_0/input_0.pb", "test_data_set_0/input_1.pb", "test_data_set_0/output_0.pb",
                      "test_data_set_1/output_0.pb", "export.json"]:
             self.assertTrue(os.path.isfile(os.path.join(out, path)), path)
-        record = json.load(open(os.path.join(out, "export.json")))
+        with open(os.path.join(out, "export.json")) as f:
+            record = json.load(f)
         self.assertEqual(record["framework"], "torch")
-        self.assertEqual(record["opset"], 17)
+        # The installed PyTorch's default exporter (torch.export-based from 2.9) at its own opset, weights inline.
+        self.assertEqual(record["exporter_kind"], "dynamo")
+        self.assertGreaterEqual(record["opset"], 18)
+        self.assertFalse(os.path.exists(os.path.join(out, "model.onnx.data")))
         self.assertTrue(record["eval_enforced"])
         self.assertTrue(record["module_was_training"])
         self.assertEqual(record["dynamic_axes"], {"x": {"0": "batch"}, "mask": {"0": "batch"}})
@@ -156,6 +197,28 @@ class Command(unittest.TestCase):
             name, expected = load("output_0.pb")
             self.assertEqual(name, "y")
             np.testing.assert_allclose(session.run(None, feeds)[0], expected, rtol=1e-5, atol=1e-6)
+
+    def test_torchscript_keeps_the_opset_asked_for(self):
+        out = os.path.join(self.tmp.name, "ts")
+        rc = cli.main(["torch", "--module", f"{self.module}:build", "--inputs", "x:float32[2,8]", "mask:float32[2]",
+                       "--dynamic", "auto", "--exporter", "torchscript", "--opset", "17", "--out", out])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(out, "export.json")) as f:
+            record = json.load(f)
+        self.assertEqual((record["exporter_kind"], record["opset"], record["opset_requested"]), ("torchscript", 17, 17))
+        self.assertEqual([w for w in record["warnings"] if w.get("code")], [])
+
+    def test_an_axis_the_trace_fixed_is_reported_and_the_export_still_written(self):
+        out = os.path.join(self.tmp.name, "fixed")
+        rc = cli.main(["torch", "--module", f"{self.module}:fixed", "--inputs", "x:float32[2,8]", "mask:float32[2]",
+                       "--dynamic", "auto", "--out", out])
+        self.assertEqual(rc, 0)
+        with open(os.path.join(out, "export.json")) as f:
+            record = json.load(f)
+        found = [w for w in record["warnings"] if w.get("code") == "export.dim-specialized"]
+        self.assertEqual(sorted((w["input"], w["axis"], w["value"]) for w in found), [("mask", 0, 2), ("x", 0, 2)])
+        self.assertTrue(all(w["fix"] and "fixes it to 2" in w["message"] for w in found), found)
+        self.assertEqual(record["dynamic_axes"], {})
 
     def test_failures_exit_with_a_code(self):
         out = os.path.join(self.tmp.name, "bad")

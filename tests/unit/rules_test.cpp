@@ -53,7 +53,7 @@ onnx::ModelProto Named(onnx::ModelProto model, const std::vector<std::string>& n
 
 TEST(LintRules, EveryRuleCodeIsInTheCatalogue) {
   const auto codes = LintRuleCodes();
-  EXPECT_EQ(codes.size(), 17u);
+  EXPECT_EQ(codes.size(), 19u);
   for (auto code : codes) EXPECT_NE(FindCode(code), nullptr) << code;
 }
 
@@ -528,6 +528,59 @@ TEST(UnusedInput, InputsReadInsideSubgraphsOrPassedThroughAreUsed) {
     }
   )"),
                    "graph.unused-input"));
+}
+
+// ---- graph.output-internal-name
+
+onnx::ModelProto FromPyTorch(const std::string& text) {
+  auto model = testing::ParseModelText(text);
+  model.set_producer_name("pytorch");
+  return model;
+}
+
+TEST(OutputInternalName, OutputsNamedAfterAtenOpsInAPyTorchExportFire) {
+  const std::string text = R"(
+    <ir_version: 10, opset_import: ["" : 20]>
+    agraph (float[N, 4] x) => (float[N, 4] layer_norm_4, float[N, 4] tanh, float[N, 4] logits) {
+      layer_norm_4 = Relu(x)
+      tanh = Tanh(x)
+      logits = Neg(x)
+    }
+  )";
+  auto found = WithCode(Lint(FromPyTorch(text)), "graph.output-internal-name");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::kWarning);
+  EXPECT_EQ(found[0].location.output, "layer_norm_4");
+  EXPECT_TRUE(Mentions(found[0], "layer_norm_4")) << found[0].message;
+  EXPECT_TRUE(Mentions(found[0], "tanh")) << found[0].message;
+  EXPECT_FALSE(Mentions(found[0], "logits")) << found[0].message;
+  // The same names from another producer, or names chosen at export, are left alone.
+  EXPECT_FALSE(Has(Lint(text), "graph.output-internal-name"));
+  EXPECT_FALSE(Has(Lint(FromPyTorch(R"(
+    <ir_version: 10, opset_import: ["" : 20]>
+    agraph (float[N, 4] x) => (float[N, 4] last_hidden_state, float[N, 4] output_1) {
+      last_hidden_state = Relu(x)
+      output_1 = Neg(x)
+    }
+  )")),
+                   "graph.output-internal-name"));
+}
+
+// ---- graph.logits-to-keep-input
+
+TEST(LogitsToKeepInput, TheExtraInputOfATorchScriptCausalLmFires) {
+  auto found = WithCode(Lint(R"(
+    <ir_version: 9, opset_import: ["" : 20]>
+    agraph (int64[B, S] input_ids, int64 logits_to_keep) => (float[B, S] y) {
+      f = Cast<to = 1>(input_ids)
+      k = Cast<to = 1>(logits_to_keep)
+      y = Mul(f, k)
+    }
+  )"),
+                        "graph.logits-to-keep-input");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].location.input, "logits_to_keep");
+  EXPECT_EQ(found[0].severity, Severity::kWarning);
 }
 
 // ---- graph.initializer-as-input

@@ -372,6 +372,34 @@ std::vector<Case> Cases() {
              {absolute ? "its external data location is an absolute path" : "resolves to", "ONNX Runtime refuses"}));
   }
 
+  // ---- load: external data that did not travel with the model (PyTorch 2.x writes MODEL.onnx.data by default)
+  {
+    Case c;
+    c.name = "external_data_left_behind";
+    auto load = [](bool copied) -> std::optional<std::string> {
+      testing::TempDir dir;
+      if (copied) dir.Write("model/model.onnx.data", std::string(16, '\0'));
+      onnx::ModelProto model =
+          Model(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[4] x) => (float[4] y) { y = Add(x, w) })");
+      auto* w = model.mutable_graph()->add_initializer();
+      w->set_name("w");
+      w->set_data_type(onnx::TensorProto::FLOAT);
+      w->add_dims(4);
+      w->set_data_location(onnx::TensorProto::EXTERNAL);
+      for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+               {"location", "model.onnx.data"}, {"offset", "0"}, {"length", "16"}}) {
+        auto* entry = w->add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+      }
+      auto session = Session::Create(TestRuntime(), dir.WriteModel("model/model.onnx", model), SessionConfig{});
+      return session.ok() ? "" : session.error().message;
+    };
+    c.produce = [=] { return load(false); };
+    c.near_miss = [=] { return load(true).value_or(""); };
+    add(With(c, "external-data.missing-file", Tensor("w"), {"cannot find the external data of initializer 'w'"}));
+  }
+
   // ---- providers
   {
     Case c;

@@ -102,6 +102,35 @@ TEST_F(SweepTest, AutoAxesCoverEverySymbolWithExtremes) {
   EXPECT_TRUE(report->Passed());
 }
 
+// A model made for 100 positions at most (position embeddings): the auto sweep tries 100, not 256.
+constexpr const char* kPositionTable = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[batch, seq] x) => (float[batch, seq] y) {
+    hundred = Constant <value = int64[1] {100}> ()
+    table = ConstantOfShape <value = float[1] {0.5}> (hundred)
+    seq_len = Shape <start = 1, end = 2> (x)
+    zero = Constant <value = int64[1] {0}> ()
+    positions = Slice (table, zero, seq_len)
+    y = Add (x, positions)
+  }
+)";
+
+TEST_F(SweepTest, AutoAxesStayWithinTheSizesTheModelIsMadeFor) {
+  Load(kPositionTable);
+  SweepOptions options;
+  auto unbounded = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(unbounded.ok());
+  EXPECT_EQ(unbounded->axes[1].values.back(), 256);
+  EXPECT_FALSE(unbounded->Passed());  // 256 positions of a 100-row table
+
+  options.max_sizes = {{"seq", 100}};
+  auto bounded = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(bounded.ok());
+  EXPECT_EQ(bounded->axes[1].values, (std::vector<std::int64_t>{1, 16, 100}));
+  EXPECT_GE(bounded->axes[0].values.back(), 8);  // batch has no limit
+  EXPECT_TRUE(bounded->Passed());
+}
+
 TEST_F(SweepTest, UnknownDimensionIsAnError) {
   Load(kHealthy);
   SweepOptions options;

@@ -894,6 +894,103 @@ void CheckUnusedInput(const ModelIndex& index, const LintOptions&, Findings& fin
   }
 }
 
+// PyTorch's torch.export-based exporter names an output after the operation that computes it (`linear`,
+// `layer_norm_4`, `tanh`) unless output_names is given: the name changes whenever the model does.
+bool IsAtenStyleName(std::string_view name) {
+  static constexpr std::array kOps = std::to_array<std::string_view>({"linear",
+                                                                      "matmul",
+                                                                      "mm",
+                                                                      "bmm",
+                                                                      "addmm",
+                                                                      "baddbmm",
+                                                                      "add",
+                                                                      "sub",
+                                                                      "mul",
+                                                                      "div",
+                                                                      "tanh",
+                                                                      "relu",
+                                                                      "gelu",
+                                                                      "silu",
+                                                                      "sigmoid",
+                                                                      "softmax",
+                                                                      "log_softmax",
+                                                                      "layer_norm",
+                                                                      "batch_norm",
+                                                                      "group_norm",
+                                                                      "conv1d",
+                                                                      "conv2d",
+                                                                      "conv3d",
+                                                                      "convolution",
+                                                                      "mean",
+                                                                      "sum",
+                                                                      "view",
+                                                                      "reshape",
+                                                                      "cat",
+                                                                      "concat",
+                                                                      "transpose",
+                                                                      "permute",
+                                                                      "squeeze",
+                                                                      "unsqueeze",
+                                                                      "getitem",
+                                                                      "embedding",
+                                                                      "clone",
+                                                                      "max",
+                                                                      "argmax",
+                                                                      "slice",
+                                                                      "select",
+                                                                      "flatten",
+                                                                      "expand",
+                                                                      "erf",
+                                                                      "pow",
+                                                                      "sqrt",
+                                                                      "rsqrt",
+                                                                      "neg",
+                                                                      "exp",
+                                                                      "where",
+                                                                      "masked_fill",
+                                                                      "scaled_dot_product_attention",
+                                                                      "adaptive_avg_pool2d",
+                                                                      "avg_pool2d",
+                                                                      "max_pool2d",
+                                                                      "hardtanh",
+                                                                      "cumsum",
+                                                                      "split",
+                                                                      "chunk",
+                                                                      "contiguous"});
+  std::string_view stem = name;  // "layer_norm_4" -> "layer_norm"
+  const auto last = stem.find_last_not_of("0123456789");
+  if (last != std::string_view::npos && last + 1 < stem.size() && stem[last] == '_') stem = stem.substr(0, last);
+  return std::find(kOps.begin(), kOps.end(), stem) != kOps.end();
+}
+
+void CheckOutputInternalName(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  if (index.model().producer_name() != "pytorch") return;
+  std::vector<std::string> names;
+  for (const auto& out : index.main().graph->output()) {
+    if (IsAtenStyleName(out.name())) names.push_back(out.name());
+  }
+  if (names.empty()) return;
+  Location where;
+  where.output = names.front();
+  findings.Add(fmt::format("output{} {} named after the operation that computes {} ({}), not chosen at export",
+                           names.size() == 1 ? "" : "s", NameList(names), names.size() == 1 ? "it" : "them",
+                           index.model().producer_name()),
+               where, /*heuristic=*/true);
+}
+
+// TorchScript export of a Transformers causal LM (4.45 and newer) records `logits_to_keep` as a required input.
+void CheckLogitsToKeepInput(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  for (const auto* in : index.RuntimeInputs()) {
+    if (in->name() != "logits_to_keep" && in->name() != "num_logits_to_keep") continue;
+    Location where;
+    where.input = in->name();
+    findings.Add(fmt::format("the model takes '{}': the exported graph computes logits for the last positions only, "
+                             "as many as that input says, instead of every position",
+                             in->name()),
+                 where);
+  }
+}
+
 void CheckInitializerAsInput(const ModelIndex& index, const LintOptions&, Findings& findings) {
   std::vector<std::string> names;
   for (const auto& in : index.main().graph->input()) {
@@ -1199,6 +1296,8 @@ constexpr std::array kRules = std::to_array<Rule>({
     {"graph.float64-mixed", CheckFloat64Mixed},
     {"graph.unused-input", CheckUnusedInput},
     {"graph.initializer-as-input", CheckInitializerAsInput},
+    {"graph.output-internal-name", CheckOutputInternalName},
+    {"graph.logits-to-keep-input", CheckLogitsToKeepInput},
     {"shape.dim-name-inconsistent", CheckDimNameInconsistent},
 });
 

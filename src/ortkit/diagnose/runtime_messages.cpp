@@ -261,7 +261,14 @@ constexpr std::array kEntries = std::to_array<Entry>({
                        "onnx.version_converter.convert_version(model, {0}), or upgrade ONNX Runtime.", f[3])
          : fmt::format("Import domain {} at opset {} or lower, or upgrade ONNX Runtime.", f[2], f[3]);
    }},
-  // ONNX Runtime 1.29 checks every external data path against the model's folder.
+  // ONNX Runtime 1.29 checks every external data path against the model's folder; a file that is not there
+  // fails the same check.
+  {{"external-data.missing-file",
+    R"re(External data path validation failed for initializer: (\S+?)\. Error: External data path does not exist: "([^"]*)")re"},
+   {.tensor = 1},
+   [](const Facts& f) {
+     return fmt::format("ONNX Runtime cannot find the external data of initializer '{}': {} does not exist", f[1], f[2]);
+   }},
   {{"external-data.path-escapes",
     R"re(External data path validation failed for initializer: (\S+?)\. Error: (?:External data path escapes model directory\. External data path: "([^"]*)" resolved path: "([^"]*)"|(Absolute path not allowed))?)re"},
    {.tensor = 1},
@@ -461,7 +468,8 @@ constexpr std::array kEntries = std::to_array<Entry>({
        d.cause = "The model's batch dimension is fixed to 1: it was exported without dynamic axes "
                  "(graph.static-batch).";
        d.fix = fmt::format("Feed batches of 1, or export with a dynamic batch "
-                           "(torch.onnx.export(..., dynamic_axes={{'{}': {{0: 'batch'}}}})).", f[1]);
+                           "(torch.onnx.export(..., dynamic_shapes={{'{0}': {{0: 'batch'}}}}), or dynamic_axes={{'{0}': {{0: 'batch'}}}} "
+                           "with dynamo=False).", f[1]);
      } else {
        d.fix = fmt::format("Feed '{}' with the dimensions the model declares (see `ortkit inspect`), or export with "
                            "those axes dynamic.", f[1]);

@@ -278,6 +278,13 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     SweepOptions sweep;
     sweep.base = options.inputs;
     sweep.tolerance = options.tolerance;
+    if (record) {
+      sweep.max_sizes = record->dim_limits;
+      for (const auto& [dim, most] : record->dim_limits)
+        report.notes.push_back(fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
+                                           "for no more (dim_limits)",
+                                           dim, most));
+    }
     auto swept = RunSweep(**session, proto, sweep);
     if (swept.ok()) {
       auto found = SweepDiagnoses(*swept);

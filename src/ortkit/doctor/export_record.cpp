@@ -50,12 +50,15 @@ Result<ExportRecord> ReadExportRecord(const std::filesystem::path& path) {
   record.module_was_training = Field<bool>(json, "module_was_training", false);
   record.inputs_dropped = Field<std::vector<std::string>>(json, "inputs_dropped", {});
   record.second_data_set_error = Field<std::string>(json, "second_data_set_error", "");
+  record.dim_limits = Field<std::map<std::string, std::int64_t>>(json, "dim_limits", {});
+  std::erase_if(record.dim_limits, [](const auto& limit) { return limit.second < 1; });
   if (auto it = json.find("warnings"); it != json.end() && it->is_array()) {
     for (const auto& w : *it) {
       if (!w.is_object()) continue;
       record.warnings.push_back({Field<std::string>(w, "category", ""), Field<std::string>(w, "message", ""),
                                  Field<std::string>(w, "file", ""), Field<int>(w, "line", 0),
-                                 Field<std::string>(w, "source", ""), Field<std::string>(w, "code", "")});
+                                 Field<std::string>(w, "source", ""), Field<std::string>(w, "code", ""),
+                                 Field<std::string>(w, "fix", ""), Field<std::string>(w, "input", "")});
     }
   }
   if (auto it = json.find("error"); it != json.end() && it->is_object()) {
@@ -77,10 +80,16 @@ std::vector<Diagnosis> ExportDiagnoses(const ExportRecord& record) {
     if (w.code.empty()) continue;
     Location where;
     where.file = w.Where();
-    std::string message = fmt::format("{} at export", w.category);
-    if (!w.source.empty()) message += fmt::format(", on `{}`", w.source);
-    message += ": " + FirstLine(w.message);
-    diagnoses.push_back(Diagnose(w.code, std::move(message), where));
+    where.input = w.input;
+    // A finding of the companion's own (no category) is already a sentence; an exporter warning is quoted.
+    std::string message = w.category.empty() ? w.message : fmt::format("{} at export", w.category);
+    if (!w.category.empty()) {
+      if (!w.source.empty()) message += fmt::format(", on `{}`", w.source);
+      message += ": " + FirstLine(w.message);
+    }
+    Diagnosis d = Diagnose(w.code, std::move(message), where);
+    if (!w.fix.empty()) d.fix = w.fix;
+    diagnoses.push_back(std::move(d));
   }
   if (record.training) {
     Location where;
@@ -118,7 +127,8 @@ void to_json(nlohmann::json& json, const ExportRecord& record) {
           {"opset", record.opset},
           {"training", record.training},
           {"eval_enforced", record.eval_enforced},
-          {"inputs_dropped", record.inputs_dropped}};
+          {"inputs_dropped", record.inputs_dropped},
+          {"dim_limits", record.dim_limits}};
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : record.warnings) {
     warnings.push_back({{"category", w.category},
@@ -126,6 +136,8 @@ void to_json(nlohmann::json& json, const ExportRecord& record) {
                         {"file", w.file},
                         {"line", w.line},
                         {"source", w.source},
+                        {"fix", w.fix},
+                        {"input", w.input},
                         {"code", w.code.empty() ? nlohmann::json() : nlohmann::json(w.code)}});
   }
   json["warnings"] = std::move(warnings);

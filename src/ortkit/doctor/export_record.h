@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct ExportWarning {
   int line = 0;
   std::string source;  ///< the text of that line, when the file was readable at export time
   std::string code;    ///< export.traced-branch, ...; empty for warnings about the framework's internals
+  std::string fix;     ///< the companion's own fix for this export (a finding it made), empty for exporter warnings
+  std::string input;   ///< the input it is about, when it is about one
 
   /// "model.py:12".
   std::string Where() const;
@@ -30,6 +33,8 @@ struct ExportWarning {
 
 struct ExportRecord {
   std::filesystem::path path;  ///< the export.json read
+  /// Largest sizes the model is made for, by dimension name ("seq_len": max_position_embeddings).
+  std::map<std::string, std::int64_t> dim_limits;
   std::string framework;       ///< "torch", "tensorflow"
   std::string framework_version;
   std::string exporter;  ///< "torch.onnx.export (TorchScript)", "tf2onnx (keras)"

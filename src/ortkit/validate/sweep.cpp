@@ -1,6 +1,7 @@
 #include "ortkit/validate/sweep.h"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -188,15 +189,24 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs) {
 }
 
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
-                                      std::uint64_t memory_budget_bytes) {
+                                      std::uint64_t memory_budget_bytes,
+                                      const std::map<std::string, std::int64_t>& max_sizes) {
   std::vector<SweepAxis> axes;
   const std::string batch = DetectBatchDim(inputs);
   for (const auto& symbol : SymbolsInOrder(inputs)) {
     if (base.dims.count(symbol)) continue;  // fixed by the user
     const bool batch_like = symbol == batch || IsBatchLike(symbol);
-    const std::int64_t typical = batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2);
-    const std::vector<std::int64_t> large_candidates =
+    const auto limit = max_sizes.find(symbol);
+    const std::int64_t most = limit == max_sizes.end() ? std::numeric_limits<std::int64_t>::max() : limit->second;
+    const std::int64_t typical =
+        std::min(batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2), std::max<std::int64_t>(most, 1));
+    std::vector<std::int64_t> large_candidates =
         batch_like ? std::vector<std::int64_t>{64, 32, 16, 8} : std::vector<std::int64_t>{256, 128, 64, 32};
+    // The model's own limit is the largest size worth trying: one past it fails by design.
+    if (most < large_candidates.front()) {
+      std::erase_if(large_candidates, [&](std::int64_t c) { return c > most; });
+      large_candidates.insert(large_candidates.begin(), most);
+    }
     // Activations are assumed to take up to 64x the input bytes: a rough bound that keeps
     // the largest cell inside the budget for common encoders and CNNs.
     std::int64_t large = typical;
@@ -243,7 +253,8 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
   SweepReport report;
   report.axes =
-      options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes) : options.axes;
+      options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes)
+                           : options.axes;
   {
     InputPlan check = options.base;
     for (const auto& axis : report.axes) {

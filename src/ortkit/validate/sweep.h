@@ -35,12 +35,16 @@ struct SweepOptions {
   std::string batch_dim;                           ///< empty: detected (see DetectBatchDim)
   int rows_checked = 3;                            ///< rows compared per batched cell: first, middle, last
   std::uint64_t memory_budget_bytes = 1ULL << 30;  ///< for choosing the large extreme in auto mode
+  /// Largest sizes the model is made for, by symbol (export.json's dim_limits, e.g. seq_len up to a
+  /// Transformers model's max_position_embeddings): the auto sweep stays within them.
+  std::map<std::string, std::int64_t> max_sizes;
 };
 
 /// For each symbolic input dimension: 1, a typical value and a large one that fits the budget.
 /// Sizes come from `probe_bytes_per_unit`: input bytes per unit of each dimension, measured by the caller.
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
-                                      std::uint64_t memory_budget_bytes);
+                                      std::uint64_t memory_budget_bytes,
+                                      const std::map<std::string, std::int64_t>& max_sizes = {});
 
 /// The symbolic name of the batch axis: the first input dimension's symbol when it is shared by
 /// every input of rank >= 1 (or batch-like). Empty when there is none.

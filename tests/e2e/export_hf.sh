@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `ortkit export hf`: tiny Transformers checkpoints written with save_pretrained (BERT, a BERT classifier,
+# GPT-2, Llama, ViT), each exported for its task with the default exporter, then `ortkit doctor` HEALTHY
+# against Transformers' own outputs at two shapes, with the input and output names ONNX Runtime users
+# expect, the weights inline and the route recorded in export.json.
+source "$2/tests/support/e2e.sh"
+need_python
+export PYTHONPATH="$src/python"
+"$python" "$src/tests/gallery/hf_checkpoints.py" "$work/checkpoints" >/dev/null 2>"$work/checkpoints.log" \
+  || { cat "$work/checkpoints.log" >&2; fail "writing the checkpoints"; }
+
+while read -r name task inputs outputs; do
+  "$ortkit" export hf "$work/checkpoints/$name" --task "$task" --out "$work/$name" >"$work/$name.out" 2>"$work/$name.err" \
+    || { cat "$work/$name.out" "$work/$name.err" >&2; fail "export hf $name --task $task"; }
+  [ ! -e "$work/$name/model.onnx.data" ] || fail "$name: weights written beside the model"
+  "$ortkit" doctor "$work/$name" --format json --runs 2 >"$work/$name.json" || { cat "$work/$name.json" >&2; fail "doctor $name"; }
+  "$python" - "$work/$name" "$work/$name.json" "$task" "$inputs" "$outputs" <<'PY' || fail "$name"
+import json, sys
+import onnx
+folder, report, task, inputs, outputs = sys.argv[1:]
+r = json.load(open(report))
+assert r["verdict"] == "healthy", [(d["code"], d["message"]) for d in r["diagnoses"]]
+cpu = r["providers"][0]
+assert cpu["validation"]["passed"] and len(cpu["validation"]["cases"]) == 2, cpu["validation"]
+model = onnx.load(f"{folder}/model.onnx")
+got_in, got_out = [i.name for i in model.graph.input], [o.name for o in model.graph.output]
+assert got_in == inputs.split(","), got_in
+assert got_out == outputs.split(","), got_out
+dims = [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim]
+assert dims[0] == "batch" and (task == "image-classification" or dims[1] == "seq_len"), dims
+record = json.load(open(f"{folder}/export.json"))
+assert record["hf"]["task"] == task and "torch.onnx.export" in record["hf"]["route"] and record["exporter_kind"] == "dynamo", record["hf"]
+print(f"ok {task}: {got_in} -> {got_out}, sweep {[a['values'] for a in cpu['sweep']['axes']]}")
+PY
+done <<'CASES'
+bert feature-extraction input_ids,attention_mask,token_type_ids last_hidden_state
+bert-classifier text-classification input_ids,attention_mask,token_type_ids logits
+gpt2 text-generation input_ids,attention_mask logits
+llama text-generation input_ids,attention_mask logits
+vit image-classification pixel_values logits
+CASES
+
+# GPT-2 has 128 positions: export.json says so, and the sweep stays within them.
+"$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["dim_limits"] == {"seq_len": 128}, r["dim_limits"]' "$work/gpt2/export.json"
+"$python" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+axes = {a["dim"]: a["values"] for a in r["providers"][0]["sweep"]["axes"]}
+assert max(axes["seq_len"]) == 128, axes
+assert any("kept to 128" in n for n in r["providers"][0].get("notes", []) + r.get("notes", [])), r.get("notes")' "$work/gpt2.json" \
+  || fail "gpt2 sweep limit"
+
+# Usage errors exit 2 with the companion's codes.
+expect_rc 2 "$ortkit" export hf "$work/nowhere" --task feature-extraction --out "$work/x"
+expect_msg "export.bad-module"
+expect_rc 2 "$ortkit" export hf "$work/checkpoints/bert" --task translation --out "$work/x"
+echo "export hf passed"

@@ -1,0 +1,37 @@
+"""Writes tiny Hugging Face Transformers checkpoints (random weights, from configs; nothing is downloaded) as
+save_pretrained() does, for `ortkit export hf`: scripts/demo.sh and tests/e2e/export_hf.sh use them.
+
+usage: hf_checkpoints.py OUT [NAME ...]     (names: bert, bert-classifier, gpt2, llama, vit; default: all)"""
+
+import os
+import sys
+
+import torch
+import transformers as t
+
+TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+
+CHECKPOINTS = {
+    "bert": lambda: t.BertModel(t.BertConfig(**TEXT)),
+    "bert-classifier": lambda: t.BertForSequenceClassification(t.BertConfig(**TEXT, num_labels=3)),
+    "gpt2": lambda: t.GPT2LMHeadModel(t.GPT2Config(vocab_size=1000, n_embd=64, n_layer=2, n_head=4, n_positions=128,
+                                                   bos_token_id=0, eos_token_id=0)),
+    "llama": lambda: t.LlamaForCausalLM(t.LlamaConfig(**TEXT, num_key_value_heads=2, max_position_embeddings=256,
+                                                      bos_token_id=0, eos_token_id=0)),
+    "vit": lambda: t.ViTForImageClassification(t.ViTConfig(image_size=32, patch_size=8, hidden_size=64,
+                                                            num_hidden_layers=2, num_attention_heads=4,
+                                                            intermediate_size=128, num_labels=5)),
+}
+
+
+def main():
+    out, names = sys.argv[1], sys.argv[2:] or list(CHECKPOINTS)
+    for name in names:
+        torch.manual_seed(sum(map(ord, name)))
+        CHECKPOINTS[name]().save_pretrained(os.path.join(out, name))
+        print(f"wrote {os.path.join(out, name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
