@@ -281,9 +281,10 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     if (record) {
       sweep.max_sizes = record->dim_limits;
       for (const auto& [dim, most] : record->dim_limits)
-        report.notes.push_back(fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
-                                           "for no more (dim_limits)",
-                                           dim, most));
+        report.notes.push_back(
+            fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
+                        "for no more (dim_limits)",
+                        dim, most));
     }
     auto swept = RunSweep(**session, proto, sweep);
     if (swept.ok()) {

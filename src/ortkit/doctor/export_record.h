@@ -4,8 +4,8 @@
 // finding to its cause at export time (a failed validation to the TracerWarning of a traced `if`).
 
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +35,7 @@ struct ExportRecord {
   std::filesystem::path path;  ///< the export.json read
   /// Largest sizes the model is made for, by dimension name ("seq_len": max_position_embeddings).
   std::map<std::string, std::int64_t> dim_limits;
-  std::string framework;       ///< "torch", "tensorflow"
+  std::string framework;  ///< "torch", "tensorflow"
   std::string framework_version;
   std::string exporter;  ///< "torch.onnx.export (TorchScript)", "tf2onnx (keras)"
   std::string exporter_version;

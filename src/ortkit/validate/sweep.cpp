@@ -1,9 +1,9 @@
 #include "ortkit/validate/sweep.h"
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -198,8 +198,8 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
     const bool batch_like = symbol == batch || IsBatchLike(symbol);
     const auto limit = max_sizes.find(symbol);
     const std::int64_t most = limit == max_sizes.end() ? std::numeric_limits<std::int64_t>::max() : limit->second;
-    const std::int64_t typical =
-        std::min(batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2), std::max<std::int64_t>(most, 1));
+    const std::int64_t typical = std::min(batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2),
+                                          std::max<std::int64_t>(most, 1));
     std::vector<std::int64_t> large_candidates =
         batch_like ? std::vector<std::int64_t>{64, 32, 16, 8} : std::vector<std::int64_t>{256, 128, 64, 32};
     // The model's own limit is the largest size worth trying: one past it fails by design.
@@ -252,9 +252,9 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
   ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
   SweepReport report;
-  report.axes =
-      options.axes.empty() ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes)
-                           : options.axes;
+  report.axes = options.axes.empty()
+                    ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes)
+                    : options.axes;
   {
     InputPlan check = options.base;
     for (const auto& axis : report.axes) {
