@@ -13,32 +13,65 @@ TASKS = {
     "feature-extraction": ("AutoModel", ["last_hidden_state"], "text"),
     "text-classification": ("AutoModelForSequenceClassification", ["logits"], "text"),
     "text-generation": ("AutoModelForCausalLM", ["logits"], "text"),
+    "text-generation-with-past": ("AutoModelForCausalLM", ["logits"], "text-with-past"),
     "image-classification": ("AutoModelForImageClassification", ["logits"], "image"),
 }
 
 
-def _wrapper(torch, model, input_names, output_names, extra):
-    """An nn.Module whose forward() takes `input_names` by position and passes them to `model` by name."""
+def _wrapper(torch, model, input_names, output_names, extra, layers=0):
+    """An nn.Module whose forward() takes `input_names` by position and passes them to `model` by name.
+    With `layers`, the inputs past_key_values.N.key|value fill a DynamicCache and the cache the model returns
+    becomes the outputs present.N.key|value: tensors in and out, which both exporters can write."""
 
     class Wrapped(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.model = model
 
-        def outputs(self, **inputs):
-            result = self.model(**inputs, **extra)
-            return {name: result[name] for name in output_names}
+        def outputs(self, *args):
+            inputs = dict(zip(input_names, args))
+            if not layers:
+                result = self.model(**inputs, **extra)
+                return {name: result[name] for name in output_names}
+            from transformers.cache_utils import DynamicCache
 
-    # forward() needs a fixed signature for torch.export's dynamic_shapes and for the tracer.
-    if input_names == ["pixel_values"]:
-        Wrapped.forward = lambda self, pixel_values: self.outputs(pixel_values=pixel_values)
-    elif input_names == ["input_ids", "attention_mask"]:
-        Wrapped.forward = lambda self, input_ids, attention_mask: self.outputs(
-            input_ids=input_ids, attention_mask=attention_mask)
-    else:
-        Wrapped.forward = lambda self, input_ids, attention_mask, token_type_ids: self.outputs(
-            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            cache = DynamicCache(config=self.model.config)
+            for i in range(layers):
+                cache.update(inputs.pop(f"past_key_values.{i}.key"), inputs.pop(f"past_key_values.{i}.value"), i)
+            result = self.model(**inputs, past_key_values=cache, use_cache=True, return_dict=True)
+            found = {name: result[name] for name in output_names}
+            for i, layer in enumerate(result.past_key_values.layers):
+                found[f"present.{i}.key"], found[f"present.{i}.value"] = layer.keys, layer.values
+            return found
+
+    # forward() needs a fixed signature, one parameter per input, for torch.export's dynamic_shapes.
+    params = ", ".join(f"input_{i}" for i in range(len(input_names)))
+    namespace = {}
+    exec(f"def forward(self, {params}):\n    return self.outputs({params})\n", namespace)  # noqa: S102
+    Wrapped.forward = namespace["forward"]
     return Wrapped()
+
+
+def _cache_layout(config):
+    """(layers, key/value heads, head size) of a decoder's cache."""
+    heads = config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    return config.num_hidden_layers, kv_heads, head_dim
+
+
+def _with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed):
+    """Two data sets whose attention mask spans the cache and the new tokens (total_len = past_len + seq_len)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    vocab = int(getattr(config, "vocab_size", 0) or 1000)
+    sets = []
+    for b, s, p in ((batch, seq_len, seq_len + 1), (batch + 1, seq_len + 2, seq_len + 3)):
+        arrays = [rng.integers(1, vocab, (b, s)).astype(np.int64), np.ones((b, p + s), np.int64)]
+        arrays += [rng.standard_normal((b, kv_heads, p, head_dim)).astype(np.float32) for _ in range(2 * layers)]
+        sets.append(arrays)
+    return sets
 
 
 def _text_inputs(config, parameters, batch, seq_len):
@@ -84,22 +117,38 @@ def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=N
     if "use_cache" in parameters:
         extra["use_cache"] = False  # the cache is an object no exporter can write as outputs
     dim_limits = {}
-    if kind == "text":
+    if kind.startswith("text"):
         positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
         if positions:
             # Position embeddings: one row per position, so no sequence is longer (the sweep stays within it).
             dim_limits["seq_len"] = int(positions)
         specs = _text_inputs(config, parameters, batch, seq_len)
-        dynamic, sequence_axis = "auto", 1
+        dynamic, sequence_axis = "auto", 1 if kind == "text" else None
     else:
         specs = _image_inputs(config, batch)
         dynamic, sequence_axis = "auto", None
+    layers, data_sets, dim_sums = 0, None, {}
+    if kind == "text-with-past":
+        # The decoder step: new tokens and the cache of the earlier ones in, logits and the grown cache out.
+        layers, kv_heads, head_dim = _cache_layout(config)
+        seq_len = min(seq_len, 4)
+        data_sets = _with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed)
+        past_names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+        specs = [f"input_ids:int64[{batch},{seq_len}]", f"attention_mask:int64[{batch},{2 * seq_len + 1}]"] + \
+            [f"{n}:float32[{batch},{kv_heads},{seq_len + 1},{head_dim}]" for n in past_names]
+        dynamic = ["input_ids:0=batch,1=seq_len", "attention_mask:0=batch,1=total_len"] + \
+            [f"{n}:0=batch,2=past_len" for n in past_names]
+        dim_sums = {"total_len": ["past_len", "seq_len"]}
+        if "seq_len" in dim_limits:  # positions are shared by the cache and the new tokens
+            dim_limits = {"seq_len": dim_limits["seq_len"] // 2, "past_len": dim_limits["seq_len"] // 2}
+        extra = {}
     names = [s.split(":")[0] for s in specs]
-    wrapped = _wrapper(torch, model, names, output_names, extra).eval()  # from_pretrained gives eval mode too
+    wrapped = _wrapper(torch, model, names, output_names, extra, layers).eval()  # from_pretrained gives eval too
     record_extra = {"hf": {"checkpoint": os.path.abspath(checkpoint), "task": task, "model_type": config.model_type,
                            "architecture": type(model).__name__, "transformers_version": transformers.__version__,
                            "route": f"ortkit wrapper (inputs by name, {', '.join(output_names)} out) + torch.onnx.export"},
-                    "dim_limits": dim_limits}
+                    "dim_limits": dim_limits, "dim_sums": dim_sums}
+    outputs = output_names + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
     return export_torch(wrapped, specs, out, dynamic=dynamic, sequence_axis=sequence_axis, opset=opset,
-                        output_names=output_names, seed=seed, module_ref=os.path.abspath(checkpoint),
+                        output_names=outputs, seed=seed, data_sets=data_sets, module_ref=os.path.abspath(checkpoint),
                         exporter=exporter, record_extra=record_extra)

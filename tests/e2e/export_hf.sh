@@ -40,6 +40,30 @@ llama text-generation input_ids,attention_mask logits
 vit image-classification pixel_values logits
 CASES
 
+# Decoders with their cache (past_key_values.N.key|value in, present.N.key|value out): doctor HEALTHY, the
+# attention mask's total_len computed as past_len + seq_len, and greedy decoding of 16 tokens through ONNX
+# Runtime, feeding each step's present.* back as past_key_values.*, equal to Transformers' generate().
+for name in gpt2 llama; do
+  "$ortkit" export hf "$work/checkpoints/$name" --task text-generation-with-past --out "$work/$name-past" \
+    >"$work/$name-past.out" 2>&1 || { cat "$work/$name-past.out" >&2; fail "export hf $name with past"; }
+  "$ortkit" doctor "$work/$name-past" --format json --runs 2 >"$work/$name-past.json" \
+    || { "$python" -c 'import json,sys; print([(d["code"], d["message"]) for d in json.load(open(sys.argv[1]))["diagnoses"]])' \
+         "$work/$name-past.json" >&2; fail "doctor $name with past"; }
+  "$python" - "$work/$name-past" <<'PY' || fail "$name with past: names"
+import json, sys
+import onnx
+g = onnx.load(sys.argv[1] + "/model.onnx").graph
+ins, outs = [i.name for i in g.input], [o.name for o in g.output]
+assert ins[:2] == ["input_ids", "attention_mask"] and ins[2:6] == ["past_key_values.0.key", "past_key_values.0.value",
+                                                                   "past_key_values.1.key", "past_key_values.1.value"], ins
+assert outs == ["logits", "present.0.key", "present.0.value", "present.1.key", "present.1.value"], outs
+record = json.load(open(sys.argv[1] + "/export.json"))
+assert record["dim_sums"] == {"total_len": ["past_len", "seq_len"]}, record["dim_sums"]
+PY
+  "$python" "$src/tests/python/greedy_decode.py" "$work/checkpoints/$name" "$work/$name-past/model.onnx" 16 \
+    2>"$work/$name-decode.err" || { cat "$work/$name-decode.err" >&2; fail "$name: greedy decoding differs"; }
+done
+
 # GPT-2 has 128 positions: export.json says so, and the sweep stays within them.
 "$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["dim_limits"] == {"seq_len": 128}, r["dim_limits"]' "$work/gpt2/export.json"
 "$python" -c '

@@ -14,8 +14,9 @@ TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_
 CHECKPOINTS = {
     "bert": lambda: t.BertModel(t.BertConfig(**TEXT)),
     "bert-classifier": lambda: t.BertForSequenceClassification(t.BertConfig(**TEXT, num_labels=3)),
+    # A wider initialisation than GPT-2's 0.02, so that greedy decoding with random weights does not repeat one token.
     "gpt2": lambda: t.GPT2LMHeadModel(t.GPT2Config(vocab_size=1000, n_embd=64, n_layer=2, n_head=4, n_positions=128,
-                                                   bos_token_id=0, eos_token_id=0)),
+                                                   initializer_range=0.3, bos_token_id=0, eos_token_id=0)),
     "llama": lambda: t.LlamaForCausalLM(t.LlamaConfig(**TEXT, num_key_value_heads=2, max_position_embeddings=256,
                                                       bos_token_id=0, eos_token_id=0)),
     "vit": lambda: t.ViTForImageClassification(t.ViTConfig(image_size=32, patch_size=8, hidden_size=64,

@@ -131,6 +131,37 @@ TEST_F(SweepTest, AutoAxesStayWithinTheSizesTheModelIsMadeFor) {
   EXPECT_TRUE(bounded->Passed());
 }
 
+// A decoder step's mask spans the cache and the new tokens: total = past + seq.
+constexpr const char* kCacheAndMask = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[batch, past] cache, float[batch, seq] tokens, float[batch, total] mask) => (float[batch, total] y) {
+    both = Concat <axis = 1> (cache, tokens)
+    y = Mul (both, mask)
+  }
+)";
+
+TEST_F(SweepTest, DimensionsThatAreSumsAreComputedNotSwept) {
+  Load(kCacheAndMask);
+  SweepOptions options;
+  auto independent = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(independent.ok());
+  EXPECT_FALSE(independent->Passed());  // total swept on its own: shapes no decoder step has
+
+  options.base.dim_sums = {{"total", {"past", "seq"}}};
+  auto summed = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(summed.ok());
+  std::vector<std::string> swept;
+  for (const auto& axis : summed->axes) swept.push_back(axis.dim);
+  EXPECT_EQ(swept, (std::vector<std::string>{"batch", "past", "seq"}));
+  EXPECT_TRUE(summed->Passed());
+  // A past of 0 (the first step) is a size like any other.
+  TensorSpec mask{"mask", true, DataType::kFloat32, {{-1, "batch"}, {-1, "total"}}};
+  InputPlan plan;
+  plan.dims = {{"batch", 1}, {"past", 0}, {"seq", 6}};
+  plan.dim_sums = options.base.dim_sums;
+  EXPECT_EQ(ResolveShape(mask, plan).value(), (std::vector<std::int64_t>{1, 6}));
+}
+
 TEST_F(SweepTest, UnknownDimensionIsAnError) {
   Load(kHealthy);
   SweepOptions options;

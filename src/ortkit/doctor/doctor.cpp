@@ -245,7 +245,9 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     }
   }
 
-  auto synthesized = SynthesizeInputs(*inputs, hints, options.inputs);
+  InputPlan input_plan = options.inputs;
+  if (record && input_plan.dim_sums.empty()) input_plan.dim_sums = record->dim_sums;
+  auto synthesized = SynthesizeInputs(*inputs, hints, input_plan);
   if (!synthesized.ok()) {
     report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
   }
@@ -276,7 +278,7 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
 
   if (options.sweep) {
     SweepOptions sweep;
-    sweep.base = options.inputs;
+    sweep.base = input_plan;
     sweep.tolerance = options.tolerance;
     if (record) {
       sweep.max_sizes = record->dim_limits;

@@ -52,6 +52,7 @@ Result<ExportRecord> ReadExportRecord(const std::filesystem::path& path) {
   record.second_data_set_error = Field<std::string>(json, "second_data_set_error", "");
   record.dim_limits = Field<std::map<std::string, std::int64_t>>(json, "dim_limits", {});
   std::erase_if(record.dim_limits, [](const auto& limit) { return limit.second < 1; });
+  record.dim_sums = Field<std::map<std::string, std::vector<std::string>>>(json, "dim_sums", {});
   if (auto it = json.find("warnings"); it != json.end() && it->is_array()) {
     for (const auto& w : *it) {
       if (!w.is_object()) continue;
@@ -128,7 +129,8 @@ void to_json(nlohmann::json& json, const ExportRecord& record) {
           {"training", record.training},
           {"eval_enforced", record.eval_enforced},
           {"inputs_dropped", record.inputs_dropped},
-          {"dim_limits", record.dim_limits}};
+          {"dim_limits", record.dim_limits},
+          {"dim_sums", record.dim_sums}};
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& w : record.warnings) {
     warnings.push_back({{"category", w.category},

@@ -35,6 +35,8 @@ struct ExportRecord {
   std::filesystem::path path;  ///< the export.json read
   /// Largest sizes the model is made for, by dimension name ("seq_len": max_position_embeddings).
   std::map<std::string, std::int64_t> dim_limits;
+  /// Dimensions that are the sum of others ("total_len": ["past_len", "seq_len"]).
+  std::map<std::string, std::vector<std::string>> dim_sums;
   std::string framework;  ///< "torch", "tensorflow"
   std::string framework_version;
   std::string exporter;  ///< "torch.onnx.export (TorchScript)", "tf2onnx (keras)"

@@ -210,12 +210,18 @@ Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const Inp
   std::vector<std::int64_t> shape;
   for (std::size_t i = 0; i < spec.dims.size(); ++i) {
     const DimSpec& d = spec.dims[i];
+    auto size_of = [&](const std::string& symbol) {
+      auto it = plan.dims.find(symbol);
+      return !symbol.empty() && it != plan.dims.end() ? it->second : DefaultDimSize(symbol, i);
+    };
     if (d.fixed()) {
       shape.push_back(d.value);
-    } else if (auto it = plan.dims.find(d.symbol); !d.symbol.empty() && it != plan.dims.end()) {
-      shape.push_back(it->second);
+    } else if (auto sum = plan.dim_sums.find(d.symbol); !d.symbol.empty() && sum != plan.dim_sums.end()) {
+      std::int64_t total = 0;
+      for (const auto& part : sum->second) total += size_of(part);
+      shape.push_back(total);
     } else {
-      shape.push_back(DefaultDimSize(d.symbol, i));
+      shape.push_back(size_of(d.symbol));
     }
   }
   return shape;

@@ -21,6 +21,9 @@ namespace ortkit {
 struct InputPlan {
   std::map<std::string, std::int64_t> dims;                 ///< symbolic name -> size (--dim batch=4)
   std::map<std::string, std::vector<std::int64_t>> shapes;  ///< input name -> full shape (--shape x=1x3x8x8)
+  /// Dimensions that are the sum of others (total_len = past_len + seq_len: a decoder's attention mask
+  /// spans the cache and the new tokens, as export.json records it): always computed, never given a size.
+  std::map<std::string, std::vector<std::string>> dim_sums;
   std::uint64_t seed = 0;
   /// Most bytes all synthesised inputs together may take: a model that fixes a dimension to 2^31
   /// is refused with the size named rather than allocated.

@@ -194,7 +194,7 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
   std::vector<SweepAxis> axes;
   const std::string batch = DetectBatchDim(inputs);
   for (const auto& symbol : SymbolsInOrder(inputs)) {
-    if (base.dims.count(symbol)) continue;  // fixed by the user
+    if (base.dims.count(symbol) || base.dim_sums.count(symbol)) continue;  // fixed by the user, or a sum of others
     const bool batch_like = symbol == batch || IsBatchLike(symbol);
     const auto limit = max_sizes.find(symbol);
     const std::int64_t most = limit == max_sizes.end() ? std::numeric_limits<std::int64_t>::max() : limit->second;
