@@ -171,6 +171,8 @@ def main(argv=None):
             else EXIT_FAILED
     if want_json:
         print(json.dumps(record, indent=2))
+    elif isinstance(record, list):  # an encoder and a decoder, each in its own folder
+        print("\n".join(summary(r, os.path.join(args.out, r["hf"]["part"])) for r in record))
     else:
         print(summary(record, args.out))
     return EXIT_OK

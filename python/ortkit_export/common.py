@@ -44,7 +44,7 @@ def recorded_warnings(loggers=()):
 
 def _inside_framework(path):
     parts = os.path.normpath(path or "").split(os.sep)
-    return any(p in ("torch", "tensorflow", "keras", "tf2onnx", "onnx") for p in parts) and \
+    return any(p in ("torch", "tensorflow", "keras", "tf2onnx", "onnx", "transformers") for p in parts) and \
         any(p in ("site-packages", "dist-packages") for p in parts)
 
 

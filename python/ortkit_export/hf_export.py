@@ -15,13 +15,13 @@ TASKS = {
     "text-generation": ("AutoModelForCausalLM", ["logits"], "text"),
     "text-generation-with-past": ("AutoModelForCausalLM", ["logits"], "text-with-past"),
     "image-classification": ("AutoModelForImageClassification", ["logits"], "image"),
+    "text2text-generation": ("AutoModelForSeq2SeqLM", ["logits"], "text2text"),
+    "automatic-speech-recognition": ("AutoModelForSpeechSeq2Seq", ["logits"], "speech"),
 }
 
 
-def _wrapper(torch, model, input_names, output_names, extra, layers=0):
-    """An nn.Module whose forward() takes `input_names` by position and passes them to `model` by name.
-    With `layers`, the inputs past_key_values.N.key|value fill a DynamicCache and the cache the model returns
-    becomes the outputs present.N.key|value: tensors in and out, which both exporters can write."""
+def _wrapper(torch, model, input_names, call):
+    """An nn.Module whose forward() takes `input_names` by position and returns call(model, {name: tensor})."""
 
     class Wrapped(torch.nn.Module):
         def __init__(self):
@@ -29,27 +29,52 @@ def _wrapper(torch, model, input_names, output_names, extra, layers=0):
             self.model = model
 
         def outputs(self, *args):
-            inputs = dict(zip(input_names, args))
-            if not layers:
-                result = self.model(**inputs, **extra)
-                return {name: result[name] for name in output_names}
-            from transformers.cache_utils import DynamicCache
-
-            cache = DynamicCache(config=self.model.config)
-            for i in range(layers):
-                cache.update(inputs.pop(f"past_key_values.{i}.key"), inputs.pop(f"past_key_values.{i}.value"), i)
-            result = self.model(**inputs, past_key_values=cache, use_cache=True, return_dict=True)
-            found = {name: result[name] for name in output_names}
-            for i, layer in enumerate(result.past_key_values.layers):
-                found[f"present.{i}.key"], found[f"present.{i}.value"] = layer.keys, layer.values
-            return found
+            return call(self.model, dict(zip(input_names, args)))
 
     # forward() needs a fixed signature, one parameter per input, for torch.export's dynamic_shapes.
     params = ", ".join(f"input_{i}" for i in range(len(input_names)))
     namespace = {}
     exec(f"def forward(self, {params}):\n    return self.outputs({params})\n", namespace)  # noqa: S102
     Wrapped.forward = namespace["forward"]
-    return Wrapped()
+    return Wrapped().eval()
+
+
+def _plain_call(output_names, extra):
+    return lambda model, inputs: {name: model(**inputs, **extra)[name] for name in output_names}
+
+
+def _cache_call(layers):
+    """past_key_values.N.key|value fill a DynamicCache; the cache the model returns becomes present.N.key|value:
+    tensors in and out, which both exporters can write."""
+
+    def call(model, inputs):
+        from transformers.cache_utils import DynamicCache
+
+        cache = DynamicCache(config=model.config)
+        for i in range(layers):
+            cache.update(inputs.pop(f"past_key_values.{i}.key"), inputs.pop(f"past_key_values.{i}.value"), i)
+        result = model(**inputs, past_key_values=cache, use_cache=True, return_dict=True)
+        found = {"logits": result.logits}
+        for i, layer in enumerate(result.past_key_values.layers):
+            found[f"present.{i}.key"], found[f"present.{i}.value"] = layer.keys, layer.values
+        return found
+
+    return call
+
+
+def _encoder_call(model, inputs):
+    return {"last_hidden_state": model.get_encoder()(**inputs, return_dict=True).last_hidden_state}
+
+
+def _decoder_call(model, inputs):
+    """One decoder pass over the encoder's output (no cache): the tokens so far in, logits out."""
+    from transformers.modeling_outputs import BaseModelOutput
+
+    kwargs = {"decoder_input_ids": inputs["input_ids"], "use_cache": False, "return_dict": True,
+              "encoder_outputs": BaseModelOutput(last_hidden_state=inputs["encoder_hidden_states"])}
+    if "encoder_attention_mask" in inputs:
+        kwargs["attention_mask"] = inputs["encoder_attention_mask"]
+    return {"logits": model(**kwargs).logits}
 
 
 def _cache_layout(config):
@@ -90,8 +115,73 @@ def _image_inputs(config, batch):
     return [f"pixel_values:float32[{batch},{channels},{height},{width}]"]
 
 
+class Part:
+    """One ONNX file of an export: the wrapped model, its example inputs, dynamic axes and outputs."""
+
+    def __init__(self, folder, call, specs, dynamic, outputs, sequence_axis=None, data_sets=None, dim_limits=None,
+                 dim_sums=None):
+        self.folder, self.call, self.specs, self.dynamic, self.outputs = folder, call, specs, dynamic, outputs
+        self.sequence_axis, self.data_sets = sequence_axis, data_sets
+        self.dim_limits, self.dim_sums = dim_limits or {}, dim_sums or {}
+
+
+def _positions(config, *names):
+    return next((int(getattr(config, n)) for n in names if getattr(config, n, None)), None)
+
+
+def _parts(kind, config, model, batch, seq_len, seed):
+    """The files a task exports: one for most tasks, an encoder and a decoder for sequence-to-sequence."""
+    vocab = int(getattr(config, "vocab_size", 0) or 1000)
+    if kind == "image":
+        return [Part(None, None, _image_inputs(config, batch), "auto", None)]
+    if kind == "text":
+        positions = _positions(config, "max_position_embeddings", "n_positions")
+        parameters = inspect.signature(model.forward).parameters
+        return [Part(None, None, _text_inputs(config, parameters, batch, seq_len), "auto", None, sequence_axis=1,
+                     dim_limits={"seq_len": positions} if positions else {})]
+    if kind == "text-with-past":
+        # One decoding step: new tokens and the cache of the earlier ones in, logits and the grown cache out.
+        layers, kv_heads, head_dim = _cache_layout(config)
+        seq_len = min(seq_len, 4)
+        past = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+        specs = [f"input_ids:int64[{batch},{seq_len}]", f"attention_mask:int64[{batch},{2 * seq_len + 1}]"] + \
+            [f"{n}:float32[{batch},{kv_heads},{seq_len + 1},{head_dim}]" for n in past]
+        dynamic = ["input_ids:0=batch,1=seq_len", "attention_mask:0=batch,1=total_len"] + \
+            [f"{n}:0=batch,2=past_len" for n in past]
+        positions = _positions(config, "max_position_embeddings", "n_positions")
+        return [Part(None, _cache_call(layers), specs, dynamic, ["logits"] + [n.replace("past_key_values", "present")
+                                                                                for n in past],
+                     data_sets=_with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed),
+                     # positions are shared by the cache and the new tokens
+                     dim_limits={"seq_len": positions // 2, "past_len": positions // 2} if positions else {},
+                     dim_sums={"total_len": ["past_len", "seq_len"]})]
+    hidden = int(getattr(config, "d_model", 0) or config.hidden_size)
+    decoder_positions = _positions(config, "max_target_positions", "n_positions")
+    if kind == "text2text":
+        encoder = Part("encoder", _encoder_call, [f"input_ids:int64[{batch},{seq_len}]=1..{vocab}",
+                                                  f"attention_mask:int64[{batch},{seq_len}]"],
+                       "auto", ["last_hidden_state"], sequence_axis=1)
+        decoder = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
+                                                  f"encoder_hidden_states:float32[{batch},{seq_len},{hidden}]",
+                                                  f"encoder_attention_mask:int64[{batch},{seq_len}]"],
+                       ["input_ids:0=batch,1=decoder_len", "encoder_hidden_states:0=batch,1=encoder_len",
+                        "encoder_attention_mask:0=batch,1=encoder_len"], ["logits"])
+        return [encoder, decoder]
+    # Speech: the encoder takes log-mel features of a fixed length (two frames per encoder position).
+    frames = 2 * int(config.max_source_positions)
+    encoder = Part("encoder", _encoder_call, [f"input_features:float32[{batch},{config.num_mel_bins},{frames}]"],
+                   "auto", ["last_hidden_state"])
+    decoder = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
+                                              f"encoder_hidden_states:float32[{batch},{frames // 2},{hidden}]"],
+                   ["input_ids:0=batch,1=decoder_len", "encoder_hidden_states:0=batch"], ["logits"],
+                   dim_limits={"decoder_len": decoder_positions} if decoder_positions else {})
+    return [encoder, decoder]
+
+
 def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=None, seed=0):
-    """Exports the Transformers model in `checkpoint` (a local folder) for `task` to `out`, with references."""
+    """Exports the Transformers model in `checkpoint` (a local folder) for `task` to `out`, with references.
+    Sequence-to-sequence tasks write two export folders, OUT/encoder and OUT/decoder.
+    Returns the export.json record (a list of them for two folders)."""
     if task not in TASKS:
         raise ExportError("export.bad-arguments", f"--task '{task}': expected one of {', '.join(TASKS)}",
                           "choose the task the checkpoint was trained for")
@@ -116,39 +206,33 @@ def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=N
     extra = {"return_dict": True}
     if "use_cache" in parameters:
         extra["use_cache"] = False  # the cache is an object no exporter can write as outputs
-    dim_limits = {}
-    if kind.startswith("text"):
-        positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
-        if positions:
-            # Position embeddings: one row per position, so no sequence is longer (the sweep stays within it).
-            dim_limits["seq_len"] = int(positions)
-        specs = _text_inputs(config, parameters, batch, seq_len)
-        dynamic, sequence_axis = "auto", 1 if kind == "text" else None
-    else:
-        specs = _image_inputs(config, batch)
-        dynamic, sequence_axis = "auto", None
-    layers, data_sets, dim_sums = 0, None, {}
-    if kind == "text-with-past":
-        # The decoder step: new tokens and the cache of the earlier ones in, logits and the grown cache out.
-        layers, kv_heads, head_dim = _cache_layout(config)
-        seq_len = min(seq_len, 4)
-        data_sets = _with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed)
-        past_names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
-        specs = [f"input_ids:int64[{batch},{seq_len}]", f"attention_mask:int64[{batch},{2 * seq_len + 1}]"] + \
-            [f"{n}:float32[{batch},{kv_heads},{seq_len + 1},{head_dim}]" for n in past_names]
-        dynamic = ["input_ids:0=batch,1=seq_len", "attention_mask:0=batch,1=total_len"] + \
-            [f"{n}:0=batch,2=past_len" for n in past_names]
-        dim_sums = {"total_len": ["past_len", "seq_len"]}
-        if "seq_len" in dim_limits:  # positions are shared by the cache and the new tokens
-            dim_limits = {"seq_len": dim_limits["seq_len"] // 2, "past_len": dim_limits["seq_len"] // 2}
-        extra = {}
-    names = [s.split(":")[0] for s in specs]
-    wrapped = _wrapper(torch, model, names, output_names, extra, layers).eval()  # from_pretrained gives eval too
-    record_extra = {"hf": {"checkpoint": os.path.abspath(checkpoint), "task": task, "model_type": config.model_type,
-                           "architecture": type(model).__name__, "transformers_version": transformers.__version__,
-                           "route": f"ortkit wrapper (inputs by name, {', '.join(output_names)} out) + torch.onnx.export"},
-                    "dim_limits": dim_limits, "dim_sums": dim_sums}
-    outputs = output_names + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
-    return export_torch(wrapped, specs, out, dynamic=dynamic, sequence_axis=sequence_axis, opset=opset,
-                        output_names=outputs, seed=seed, data_sets=data_sets, module_ref=os.path.abspath(checkpoint),
-                        exporter=exporter, record_extra=record_extra)
+    records = []
+    for part in _parts(kind, config, model, batch, seq_len, seed):
+        names = [spec.split(":")[0] for spec in part.specs]
+        outputs = part.outputs or output_names
+        wrapped = _wrapper(torch, model, names, part.call or _plain_call(outputs, extra))
+        route = f"ortkit wrapper ({', '.join(names)} in by name, {', '.join(outputs[:3])}" + \
+            (" ..." if len(outputs) > 3 else "") + " out) + torch.onnx.export"
+        record_extra = {"hf": {"checkpoint": os.path.abspath(checkpoint), "task": task, "part": part.folder,
+                               "model_type": config.model_type, "architecture": type(model).__name__,
+                               "transformers_version": transformers.__version__, "route": route},
+                        "dim_limits": part.dim_limits, "dim_sums": part.dim_sums}
+        target = os.path.join(out, part.folder) if part.folder else out
+
+        def export(with_exporter):
+            return export_torch(wrapped, part.specs, target, dynamic=part.dynamic, sequence_axis=part.sequence_axis,
+                                opset=opset, output_names=outputs, seed=seed, data_sets=part.data_sets,
+                                module_ref=os.path.abspath(checkpoint), exporter=with_exporter,
+                                record_extra=record_extra)
+
+        try:
+            records.append(export(exporter))
+        except ExportError as error:
+            # T5 on Transformers 5 fails torch.export's decomposition; the tracer exports it correctly
+            # (the wrapper passes inputs by name, so TorchScript's positional clash does not arise).
+            if exporter is not None or error.code != "export.decomposition-failed":
+                raise
+            record_extra["hf"]["route"] += (" with the TorchScript exporter: the default one failed to decompose "
+                                            f"the graph ({error.message})")
+            records.append(export("torchscript"))
+    return records[0] if len(records) == 1 else records

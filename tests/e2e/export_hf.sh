@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `ortkit export hf`: tiny Transformers checkpoints written with save_pretrained (BERT, a BERT classifier,
-# GPT-2, Llama, ViT), each exported for its task with the default exporter, then `ortkit doctor` HEALTHY
+# GPT-2, Llama, T5, ViT, Whisper), each exported for its task with the default exporter, then `ortkit doctor` HEALTHY
 # against Transformers' own outputs at two shapes, with the input and output names ONNX Runtime users
 # expect, the weights inline and the route recorded in export.json.
 source "$2/tests/support/e2e.sh"
@@ -62,6 +62,47 @@ assert record["dim_sums"] == {"total_len": ["past_len", "seq_len"]}, record["dim
 PY
   "$python" "$src/tests/python/greedy_decode.py" "$work/checkpoints/$name" "$work/$name-past/model.onnx" 16 \
     2>"$work/$name-decode.err" || { cat "$work/$name-decode.err" >&2; fail "$name: greedy decoding differs"; }
+done
+
+# Sequence-to-sequence: an encoder and a decoder folder each, both HEALTHY. T5's graph fails torch.export's
+# decomposition on Transformers 5, so its route says the TorchScript exporter was used instead.
+for spec in "t5 text2text-generation input_ids,attention_mask input_ids,encoder_hidden_states,encoder_attention_mask" \
+            "whisper automatic-speech-recognition input_features input_ids,encoder_hidden_states"; do
+  set -- $spec
+  "$ortkit" export hf "$work/checkpoints/$1" --task "$2" --out "$work/$1" >"$work/$1.out" 2>&1 \
+    || { cat "$work/$1.out" >&2; fail "export hf $1 --task $2"; }
+  for part in encoder decoder; do
+    "$ortkit" doctor "$work/$1/$part" --format json --runs 2 >"$work/$1-$part.json" \
+      || { cat "$work/$1-$part.json" >&2; fail "doctor $1 $part"; }
+  done
+  "$python" - "$work/$1" "$3" "$4" "$1" <<'PY' || fail "$1: names"
+import json, sys
+import onnx
+folder, encoder_inputs, decoder_inputs, name = sys.argv[1:]
+for part, inputs, outputs in (("encoder", encoder_inputs, ["last_hidden_state"]), ("decoder", decoder_inputs, ["logits"])):
+    g = onnx.load(f"{folder}/{part}/model.onnx").graph
+    assert [i.name for i in g.input] == inputs.split(","), (part, [i.name for i in g.input])
+    assert [o.name for o in g.output] == outputs, (part, [o.name for o in g.output])
+    record = json.load(open(f"{folder}/{part}/export.json"))
+    assert record["hf"]["part"] == part, record["hf"]
+route = json.load(open(f"{folder}/decoder/export.json"))["hf"]["route"]
+assert ("TorchScript" in route) == (name == "t5"), route
+print(f"ok {name}: encoder and decoder healthy; {route}")
+PY
+done
+
+# Today's exports converted down to opset 17 (what ONNX Runtime 1.14-1.15 load), each proved by the numbers
+# before it is written, then held to Transformers' own references. Llama's RMSNorm brings ReduceMean-18 with
+# noop_with_empty_axes; its decoder-with-cache needs export.json's total_len = past_len + seq_len.
+for name in bert llama-past whisper/decoder; do
+  converted="$work/$(echo "$name" | tr / -)-opset17.onnx"
+  "$ortkit" convert "$work/$name/model.onnx" --opset 17 --out "$converted" >"$work/convert.out" 2>&1 \
+    || { cat "$work/convert.out" >&2; fail "convert $name to opset 17"; }
+  for set in 0 1; do
+    "$ortkit" validate "$converted" --reference "$work/$name/test_data_set_$set" >"$work/validate.out" 2>&1 \
+      || { cat "$work/validate.out" >&2; fail "$name at opset 17 against test_data_set_$set"; }
+  done
+  echo "ok $name converted to opset 17 and matches the references"
 done
 
 # GPT-2 has 128 positions: export.json says so, and the sweep stays within them.

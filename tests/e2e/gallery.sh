@@ -114,6 +114,8 @@ if name == "22-default-export":
 if name == "23-data-left-behind":
     assert "model.onnx.data" in by_code["external-data.missing-file"][0]["message"], by_code["external-data.missing-file"]
     assert "external-data.path-escapes" not in found, found
+if name == "27-tf-captured-constant":
+    assert by_code["graph.captured-constant-input"][0]["location"]["input"] == "MatMul/b:0", by_code
 if name == "24-hf-bert-torchscript":
     d = by_code["export.bad-inputs"][0]
     assert "use_cache" in d["message"] and "dynamo" in d["fix"], d

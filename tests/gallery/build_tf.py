@@ -24,9 +24,28 @@ def keras_classifier(out):
         return export_tf(path, "features:float32[4,16]", out, dynamic="auto", module_ref=f"{HERE}:classifier")
 
 
+def captured_constant(out):
+    """tf2onnx.convert.from_function on a function that closes over a tf.constant, as a user writes it: the
+    constant becomes a graph input named MatMul/b:0."""
+    import numpy as np
+    import tensorflow as tf
+    import tf2onnx
+
+    weights = tf.constant(np.random.default_rng(27).standard_normal((8, 4)).astype(np.float32))
+    signature = [tf.TensorSpec([None, 8], tf.float32, name="x")]
+
+    @tf.function(input_signature=signature)
+    def project(x):
+        return tf.matmul(x, weights)
+
+    os.makedirs(out, exist_ok=True)
+    tf2onnx.convert.from_function(project, input_signature=signature, output_path=os.path.join(out, "model.onnx"))
+
+
 CASES = {
     "11-keras-classifier": keras_classifier,
     "26-keras3-sequential": lambda out: export_tf(keras_models.sequential(), None, out, module_ref=f"{HERE}:sequential"),
+    "27-tf-captured-constant": captured_constant,
 }
 
 

@@ -119,6 +119,9 @@ CASES = {
                                                        module_ref=f"{HERE}:hf_bert", **ts()),
     "25-hf-bert": lambda out: export_torch(m.hf_bert(), BERT_INPUTS, out, dynamic="auto", sequence_axis=1,
                                            data_sets=bert_data_sets(), module_ref=f"{HERE}:hf_bert"),
+    "28-hf-t5-decomposition": lambda out: export_torch(
+        m.hf_t5_encoder(), ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]"], out, dynamic="auto",
+        sequence_axis=1, module_ref=f"{HERE}:hf_t5_encoder"),
 }
 
 # The cases whose export must fail, and with which code.
@@ -130,6 +133,7 @@ FAILING = {
     "17-dynamo-no-translation": "export.unsupported-operator",
     "18-dynamo-histc": "export.unsupported-operator",
     "24-hf-bert-torchscript": "export.bad-inputs",
+    "28-hf-t5-decomposition": "export.decomposition-failed",
 }
 
 

@@ -1,7 +1,7 @@
 """Writes tiny Hugging Face Transformers checkpoints (random weights, from configs; nothing is downloaded) as
 save_pretrained() does, for `ortkit export hf`: scripts/demo.sh and tests/e2e/export_hf.sh use them.
 
-usage: hf_checkpoints.py OUT [NAME ...]     (names: bert, bert-classifier, gpt2, llama, vit; default: all)"""
+usage: hf_checkpoints.py OUT [NAME ...]     (names: bert, bert-classifier, gpt2, llama, t5, vit, whisper; default: all)"""
 
 import os
 import sys
@@ -19,6 +19,12 @@ CHECKPOINTS = {
                                                    initializer_range=0.3, bos_token_id=0, eos_token_id=0)),
     "llama": lambda: t.LlamaForCausalLM(t.LlamaConfig(**TEXT, num_key_value_heads=2, max_position_embeddings=256,
                                                       bos_token_id=0, eos_token_id=0)),
+    "t5": lambda: t.T5ForConditionalGeneration(t.T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                                                          num_heads=4, decoder_start_token_id=0)),
+    "whisper": lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
+        vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80, max_source_positions=32,
+        max_target_positions=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)),
     "vit": lambda: t.ViTForImageClassification(t.ViTConfig(image_size=32, patch_size=8, hidden_size=64,
                                                             num_hidden_layers=2, num_attention_heads=4,
                                                             intermediate_size=128, num_labels=5)),

@@ -251,3 +251,11 @@ def hf_t5():
     torch.manual_seed(14)
     return T5Model(T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4,
                             decoder_start_token_id=0))
+
+
+def hf_t5_encoder():
+    """Transformers' T5EncoderModel: torch.export captures it, then fails to decompose a view (step 2/3)."""
+    from transformers import T5Config, T5EncoderModel
+
+    torch.manual_seed(15)
+    return T5EncoderModel(T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4))

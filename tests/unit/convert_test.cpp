@@ -101,6 +101,36 @@ TEST(ConvertOpset, ShapeStartEndBecomesASlice) {
   EXPECT_EQ(slice.output(0), "s");
 }
 
+// PyTorch's exporter writes Reduce*-18 with noop_with_empty_axes = 0, an attribute opset 17 has only on ReduceSum.
+TEST(ConvertOpset, ReduceMeanAxesBecomeAnAttributeAndTheNeutralNoopIsDropped) {
+  const auto outcome = ConvertOpset(testing::ParseModelText(R"(
+    <ir_version: 9, opset_import: ["" : 18]>
+    rms (float[batch, 8] x) => (float[batch, 1] y) {
+      axes = Constant <value = int64[1] {-1}> ()
+      y = ReduceMean <keepdims = 1, noop_with_empty_axes = 0> (x, axes)
+    }
+  )"),
+                                    ConversionOptions{17, 0});
+  ASSERT_TRUE(outcome.model.has_value()) << outcome.diagnoses.front().message;
+  const auto& mean = outcome.model->graph().node(outcome.model->graph().node_size() - 1);
+  ASSERT_EQ(mean.op_type(), "ReduceMean");
+  EXPECT_EQ(mean.input_size(), 1);
+  std::vector<std::string> attributes;
+  for (const auto& a : mean.attribute()) attributes.push_back(a.name());
+  std::sort(attributes.begin(), attributes.end());
+  EXPECT_EQ(attributes, (std::vector<std::string>{"axes", "keepdims"}));
+
+  const auto noop = ConvertOpset(testing::ParseModelText(R"(
+    <ir_version: 9, opset_import: ["" : 18]>
+    rms (float[batch, 8] x) => (float[batch, 8] y) {
+      y = ReduceMean <noop_with_empty_axes = 1> (x)
+    }
+  )"),
+                                 ConversionOptions{17, 0});
+  EXPECT_FALSE(noop.model.has_value());
+  EXPECT_NE(Find(noop, "convert.not-expressible"), nullptr);
+}
+
 TEST(ConvertOpset, PadAlongChosenAxesIsRefusedNamingTheNode) {
   const auto outcome = ConvertOpset(testing::ParseModelText(R"(
     <ir_version: 9, opset_import: ["" : 18]>

@@ -53,7 +53,7 @@ onnx::ModelProto Named(onnx::ModelProto model, const std::vector<std::string>& n
 
 TEST(LintRules, EveryRuleCodeIsInTheCatalogue) {
   const auto codes = LintRuleCodes();
-  EXPECT_EQ(codes.size(), 19u);
+  EXPECT_EQ(codes.size(), 20u);
   for (auto code : codes) EXPECT_NE(FindCode(code), nullptr) << code;
 }
 
@@ -581,6 +581,21 @@ TEST(LogitsToKeepInput, TheExtraInputOfATorchScriptCausalLmFires) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].location.input, "logits_to_keep");
   EXPECT_EQ(found[0].severity, Severity::kWarning);
+}
+
+// ---- graph.captured-constant-input
+
+TEST(CapturedConstantInput, AnInputNamedAfterATensorFlowOperandFires) {
+  const std::string text = R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    tf2onnx (float[N, 8] x, float[8, 4] "MatMul/b:0") => (float[N, 4] y) { y = MatMul(x, "MatMul/b:0") }
+  )";
+  auto model = testing::ParseModelText(text);
+  model.set_producer_name("tf2onnx");
+  auto found = WithCode(Lint(model), "graph.captured-constant-input");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].location.input, "MatMul/b:0");
+  EXPECT_FALSE(Has(Lint(text), "graph.captured-constant-input"));  // another producer: its own naming
 }
 
 // ---- graph.initializer-as-input

@@ -44,6 +44,26 @@ onnx::ModelProto Model(std::string_view text, const std::vector<std::string>& na
   return model;
 }
 
+/// Loads DIR/model/model.onnx, whose initializer w (4 floats) is external data at `location`: the
+/// runtime's message, or "" when it loads.
+std::string LoadWithExternalWeight(testing::TempDir& dir, const std::string& location) {
+  onnx::ModelProto model =
+      Model(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[4] x) => (float[4] y) { y = Add(x, w) })");
+  auto* w = model.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"location", location}, {"length", "16"}}) {
+    auto* entry = w->add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  auto session = Session::Create(TestRuntime(), dir.WriteModel("model/model.onnx", model), SessionConfig{});
+  return session.ok() ? "" : session.error().message;
+}
+
 NamedBuffer Floats(std::string name, std::vector<std::int64_t> shape) {
   std::int64_t count = 1;
   for (auto d : shape) count *= d;
@@ -347,24 +367,7 @@ std::vector<Case> Cases() {
     auto load = [](bool inside, bool absolute) -> std::optional<std::string> {
       testing::TempDir dir;
       const auto weights = dir.Write(inside ? "model/w.bin" : "w.bin", std::string(16, '\0'));
-      onnx::ModelProto model =
-          Model(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[4] x) => (float[4] y) { y = Add(x, w) })");
-      auto* w = model.mutable_graph()->add_initializer();
-      w->set_name("w");
-      w->set_data_type(onnx::TensorProto::FLOAT);
-      w->add_dims(4);
-      w->set_data_location(onnx::TensorProto::EXTERNAL);
-      for (const auto& [key, value] :
-           std::vector<std::pair<std::string, std::string>>{{"location", inside     ? "w.bin"
-                                                                         : absolute ? weights.string()
-                                                                                    : "../w.bin"},
-                                                            {"length", "16"}}) {
-        auto* entry = w->add_external_data();
-        entry->set_key(key);
-        entry->set_value(value);
-      }
-      auto session = Session::Create(TestRuntime(), dir.WriteModel("model/model.onnx", model), SessionConfig{});
-      return session.ok() ? "" : session.error().message;
+      return LoadWithExternalWeight(dir, inside ? "w.bin" : absolute ? weights.string() : "../w.bin");
     };
     c.produce = [=] { return load(false, absolute); };
     c.near_miss = [=] { return load(true, absolute).value_or(""); };
@@ -379,21 +382,7 @@ std::vector<Case> Cases() {
     auto load = [](bool copied) -> std::optional<std::string> {
       testing::TempDir dir;
       if (copied) dir.Write("model/model.onnx.data", std::string(16, '\0'));
-      onnx::ModelProto model =
-          Model(R"(<ir_version: 8, opset_import: ["" : 17]> g (float[4] x) => (float[4] y) { y = Add(x, w) })");
-      auto* w = model.mutable_graph()->add_initializer();
-      w->set_name("w");
-      w->set_data_type(onnx::TensorProto::FLOAT);
-      w->add_dims(4);
-      w->set_data_location(onnx::TensorProto::EXTERNAL);
-      for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-               {"location", "model.onnx.data"}, {"offset", "0"}, {"length", "16"}}) {
-        auto* entry = w->add_external_data();
-        entry->set_key(key);
-        entry->set_value(value);
-      }
-      auto session = Session::Create(TestRuntime(), dir.WriteModel("model/model.onnx", model), SessionConfig{});
-      return session.ok() ? "" : session.error().message;
+      return LoadWithExternalWeight(dir, "model.onnx.data");
     };
     c.produce = [=] { return load(false); };
     c.near_miss = [=] { return load(true).value_or(""); };

@@ -13,6 +13,7 @@
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
+#include "ortkit/doctor/export_record.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/runtime.h"
@@ -144,6 +145,9 @@ int Run(const ConvertFlags& flags) {
   input_flags.seed = flags.seed;
   auto plan = ParsePlan(input_flags);
   if (!plan.ok()) return Fail(plan.error().message);
+  // An export folder's record says which dimensions are sums of others (a decoder's mask spans its cache).
+  if (auto record = ReadExportRecord(flags.model.parent_path() / "export.json"); record.ok())
+    plan->dim_sums = record->dim_sums;
   ToleranceRules tolerance;
   tolerance.atol = flags.atol;
   tolerance.rtol = flags.rtol;

@@ -22,7 +22,8 @@ std::vector<std::string> OpenSymbols(const std::vector<TensorSpec>& specs, const
     if (plan.shapes.count(spec.name) != 0) continue;
     for (std::size_t axis = 0; axis < spec.dims.size(); ++axis) {
       const auto& dim = spec.dims[axis];
-      if (dim.fixed() || dim.symbol.empty() || plan.dims.count(dim.symbol) != 0) continue;
+      if (dim.fixed() || dim.symbol.empty() || plan.dims.count(dim.symbol) != 0 || plan.dim_sums.count(dim.symbol) != 0)
+        continue;
       if (std::find(symbols.begin(), symbols.end(), dim.symbol) == symbols.end()) symbols.push_back(dim.symbol);
     }
   }

@@ -313,6 +313,24 @@ class NeutralAttributes final : public vc::TypeRestriction {
   std::vector<Neutral> neutral_;
 };
 
+/// Reduce*-18 to 17: the stock adapter moves `axes` from the input back to an attribute but keeps
+/// noop_with_empty_axes, which only ReduceSum has before opset 18 (PyTorch's exporter writes it, as 0).
+/// Its 0 is what opset 17 does; 1 (no reduction when axes are empty) has no form there.
+class ReduceAxesToAttribute final : public vc::AxesInputToAttribute {
+ public:
+  explicit ReduceAxesToAttribute(const char* op) : AxesInputToAttribute(op, OpSetID(18), OpSetID(17)) {}
+
+  Node* adapt(std::shared_ptr<Graph> graph, Node* node) const override {
+    const Symbol noop("noop_with_empty_axes");
+    if (node->hasAttribute(noop) && node->i(noop) != 0) {
+      throw NotExpressible(node, "noop_with_empty_axes = 1 has no form before opset 18");
+    }
+    node = AxesInputToAttribute::adapt(std::move(graph), node);
+    if (node->hasAttribute(noop)) node->removeAttribute(noop);
+    return node;
+  }
+};
+
 /// The stock converter with ortkit's adapters added (registering one replaces the stock adapter
 /// for the same step, such as "no previous version" for Gelu-20).
 class Converter final : public vc::DefaultVersionConverter {
@@ -356,6 +374,10 @@ class Converter final : public vc::DefaultVersionConverter {
     registerAdapter(std::make_unique<NeutralAttributes>(
         "LpPool", 18, std::vector<NeutralAttributes::Neutral>{{"ceil_mode", 0}, {"dilations", 1}}));
     // Opset 19: AveragePool's dilations, Cast's and CastLike's saturate (and float8 types).
+    for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                           "ReduceMin", "ReduceProd", "ReduceSumSquare"}) {
+      registerAdapter(std::make_unique<ReduceAxesToAttribute>(op));
+    }
     registerAdapter(std::make_unique<NeutralAttributes>("AveragePool", 19,
                                                         std::vector<NeutralAttributes::Neutral>{{"dilations", 1}}));
     for (const char* op : {"Cast", "CastLike"}) {

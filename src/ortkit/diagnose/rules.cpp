@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -978,6 +979,23 @@ void CheckOutputInternalName(const ModelIndex& index, const LintOptions&, Findin
                where, /*heuristic=*/true);
 }
 
+// tf2onnx's from_function turns a tensor the function closes over (a tf.constant made outside it) into a
+// graph input named after the op that reads it, "MatMul/b:0": nobody feeds it, and ONNX Runtime then says
+// "Required inputs (['MatMul/b:0']) are missing from input feed".
+void CheckCapturedConstantInput(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  if (index.model().producer_name() != "tf2onnx") return;
+  static const std::regex kOpOutput(R"re(^[\w.-]+(/[\w.-]+)+:\d+$)re");
+  for (const auto* in : index.RuntimeInputs()) {
+    if (!std::regex_match(in->name(), kOpOutput)) continue;
+    Location where;
+    where.input = in->name();
+    findings.Add(fmt::format("input '{}' is named after a TensorFlow op's operand, not an argument of the "
+                             "signature: a tensor the function closes over became an input nobody feeds",
+                             in->name()),
+                 where, /*heuristic=*/true);
+  }
+}
+
 // TorchScript export of a Transformers causal LM (4.45 and newer) records `logits_to_keep` as a required input.
 void CheckLogitsToKeepInput(const ModelIndex& index, const LintOptions&, Findings& findings) {
   for (const auto* in : index.RuntimeInputs()) {
@@ -1298,6 +1316,7 @@ constexpr std::array kRules = std::to_array<Rule>({
     {"graph.initializer-as-input", CheckInitializerAsInput},
     {"graph.output-internal-name", CheckOutputInternalName},
     {"graph.logits-to-keep-input", CheckLogitsToKeepInput},
+    {"graph.captured-constant-input", CheckCapturedConstantInput},
     {"shape.dim-name-inconsistent", CheckDimNameInconsistent},
 });
 
