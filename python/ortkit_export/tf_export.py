@@ -37,6 +37,12 @@ def specs_from_keras(model):
     return specs, dynamic
 
 
+def _is_keras_model(model):
+    """A Keras 3 model or a tf_keras (Keras 2) one: tf.keras is Keras 3 in TensorFlow 2.16 and newer."""
+    return any(c.__name__ == "Model" and c.__module__.split(".")[0] in ("keras", "tf_keras")
+               for c in type(model).__mro__)
+
+
 def _keras_output_names(model):
     """The names of the layers that make a Keras model's outputs (Keras 3 names the tensors keras_tensor_N)."""
     names = []
@@ -84,7 +90,7 @@ def export_tf(model, inputs, out, dynamic=None, opset=17, sequence_axis=None, da
         except Exception as e:
             raise ExportError("export.bad-module", f"cannot load '{path}': {type(e).__name__}: {str(e).splitlines()[0]}",
                               "pass a SavedModel folder (tf.saved_model.save) or a Keras file (model.save)") from e
-    elif not isinstance(model, tf.keras.Model):
+    elif not _is_keras_model(model):
         raise ExportError("export.bad-module", f"the factory returned {type(model).__name__}, not a Keras model",
                           "return a tf.keras.Model from the factory, or pass --saved-model DIR")
     if inputs is None:

@@ -105,6 +105,19 @@ for name in bert llama-past whisper/decoder; do
   echo "ok $name converted to opset 17 and matches the references"
 done
 
+# A real PyTorch 2.15 export against the ONNX Runtime it will be deployed on: 1.16 refuses IR 10 / opset 20
+# (check says so, with the fix), 1.29 loads it, and `convert --target-ort 1.16` writes what 1.16 loads and
+# what still matches Transformers' references.
+expect_rc 1 "$ortkit" check "$work/bert/model.onnx" --target-ort 1.16
+expect_msg "target.ir-version"
+expect_msg "ortkit convert"
+expect_rc 0 "$ortkit" check "$work/bert/model.onnx" --target-ort 1.29
+"$ortkit" convert "$work/bert/model.onnx" --target-ort 1.16 --out "$work/bert-1.16.onnx" >"$work/convert.out" 2>&1 \
+  || { cat "$work/convert.out" >&2; fail "convert --target-ort 1.16"; }
+expect_rc 0 "$ortkit" check "$work/bert-1.16.onnx" --target-ort 1.16
+"$ortkit" validate "$work/bert-1.16.onnx" --reference "$work/bert/test_data_set_1" >"$work/validate.out" 2>&1 \
+  || { cat "$work/validate.out" >&2; fail "bert for 1.16 against the references"; }
+
 # GPT-2 has 128 positions: export.json says so, and the sweep stays within them.
 "$python" -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["dim_limits"] == {"seq_len": 128}, r["dim_limits"]' "$work/gpt2/export.json"
 "$python" -c '

@@ -46,6 +46,8 @@ CASES = {
     "11-keras-classifier": keras_classifier,
     "26-keras3-sequential": lambda out: export_tf(keras_models.sequential(), None, out, module_ref=f"{HERE}:sequential"),
     "27-tf-captured-constant": captured_constant,
+    "29-tf-keras2-sequential": lambda out: export_tf(keras_models.legacy_sequential(), None, out,
+                                                     module_ref=f"{HERE}:legacy_sequential"),
 }
 
 

@@ -19,3 +19,12 @@ def sequential():
     keras.utils.set_random_seed(26)
     return keras.Sequential([keras.layers.Input((16,), name="features"), keras.layers.Dense(32, activation="relu"),
                              keras.layers.Dense(5, name="scores")])
+
+
+def legacy_sequential():
+    """The same kind of model with tf_keras (Keras 2), as code written before Keras 3 still builds it."""
+    import tf_keras
+
+    tf_keras.utils.set_random_seed(29)
+    return tf_keras.Sequential([tf_keras.layers.InputLayer(input_shape=(16,), name="features"),
+                                tf_keras.layers.Dense(32, activation="relu"), tf_keras.layers.Dense(5, name="scores")])
