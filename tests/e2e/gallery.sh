@@ -116,6 +116,8 @@ if name == "23-data-left-behind":
     assert "external-data.path-escapes" not in found, found
 if name == "27-tf-captured-constant":
     assert by_code["graph.captured-constant-input"][0]["location"]["input"] == "MatMul/b:0", by_code
+if name == "30-hf-llama-torchscript":
+    assert by_code["graph.logits-to-keep-input"][0]["location"]["input"] == "logits_to_keep", by_code
 if name == "24-hf-bert-torchscript":
     d = by_code["export.bad-inputs"][0]
     assert "use_cache" in d["message"] and "dynamo" in d["fix"], d

@@ -61,6 +61,18 @@ def data_left_behind(out):
         shutil.copy(os.path.join(tmp, "model.onnx"), out)
 
 
+def llama_torchscript(out):
+    """torch.onnx.export(model, (input_ids, attention_mask), dynamo=False) on a Transformers causal LM, as a user
+    writes it: the tracer records forward()'s logits_to_keep as a third input."""
+    import torch
+
+    os.makedirs(out, exist_ok=True)
+    ids = torch.randint(1, 1000, (2, 8), generator=torch.Generator().manual_seed(30))
+    axes = {"input_ids": {0: "batch", 1: "seq_len"}, "attention_mask": {0: "batch", 1: "seq_len"}}
+    torch.onnx.export(m.hf_llama().eval(), (ids, torch.ones_like(ids)), os.path.join(out, "model.onnx"), dynamo=False,
+                      input_names=list(axes), dynamic_axes=axes)
+
+
 def ts(**kwargs):
     return dict(exporter="torchscript", **kwargs)
 
@@ -122,6 +134,7 @@ CASES = {
     "28-hf-t5-decomposition": lambda out: export_torch(
         m.hf_t5_encoder(), ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]"], out, dynamic="auto",
         sequence_axis=1, module_ref=f"{HERE}:hf_t5_encoder"),
+    "30-hf-llama-torchscript": llama_torchscript,
 }
 
 # The cases whose export must fail, and with which code.

@@ -259,3 +259,13 @@ def hf_t5_encoder():
 
     torch.manual_seed(15)
     return T5EncoderModel(T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4))
+
+
+def hf_llama():
+    """Transformers' LlamaForCausalLM from a tiny config, without a cache."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(16)
+    return LlamaForCausalLM(LlamaConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                        intermediate_size=128, num_key_value_heads=2, max_position_embeddings=256,
+                                        bos_token_id=0, eos_token_id=0, use_cache=False))

@@ -55,6 +55,24 @@ TEST_F(SynthesisTest, HintsFollowTheGraph) {
   EXPECT_EQ(hints["mode"].choice, 2);
 }
 
+// The TorchScript export of a Transformers causal LM: logits of the last `logits_to_keep` positions.
+TEST(SynthesisHints, LogitsToKeepIsZeroForEveryPosition) {
+  auto hints = AnalyzeInputValues(testing::ParseModelText(R"(
+    <ir_version: 9, opset_import: ["" : 17]>
+    lm (float[batch, seq, 4] hidden, int64 logits_to_keep) => (float[batch, kept, 4] y) {
+      minus = Neg (logits_to_keep)
+      start = Unsqueeze (minus, zero)
+      zero = Constant <value = int64[1] {0}> ()
+      end = Constant <value = int64[1] {9223372036854775807}> ()
+      axis = Constant <value = int64[1] {1}> ()
+      y = Slice (hidden, start, end, axis)
+    }
+  )"));
+  ASSERT_TRUE(hints.count("logits_to_keep"));
+  EXPECT_EQ(hints["logits_to_keep"].kind, ValueHint::Kind::kChoice);
+  EXPECT_EQ(hints["logits_to_keep"].choice, 0);
+}
+
 TEST_F(SynthesisTest, SynthesisedInputsRunAndStayInRange) {
   InputPlan plan;
   plan.dims = {{"batch", 3}, {"seq", 50}};

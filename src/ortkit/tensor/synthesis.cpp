@@ -131,7 +131,13 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
     // rank 2 or more compared with 0; control scalars keep the value their comparison names.
     const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
     const bool mask_like = Contains(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2);
-    if (limit > 0) {
+    if (input.name() == "logits_to_keep" || input.name() == "num_logits_to_keep") {
+      // Transformers' meaning: keep the logits of that many final positions, 0 for all of them; any other
+      // value is wrong for a sequence shorter than it (graph.logits-to-keep-input).
+      hint.kind = ValueHint::Kind::kChoice;
+      hint.choice = 0;
+      hint.reason = "Transformers' logits_to_keep: 0 keeps the logits of every position";
+    } else if (limit > 0) {
       hint.kind = ValueHint::Kind::kIndices;
       hint.index_limit = limit;
       hint.reason = fmt::format("indices into '{}' ({} rows)", table, limit);
