@@ -80,6 +80,11 @@ def output_axes(outputs0, outputs1, dynamic, shapes0, shapes1):
                 continue
             # Sizes alone can be ambiguous (height and width both 16 -> 24): prefer the symbol at the same axis.
             candidates = sorted((symbol_axis[s] != axis, s) for s, sizes in symbol_sizes.items() if sizes == (d0, d1))
+            if not candidates:
+                # A cache grows by the new tokens: present's length is past_len + seq_len, named as torch.export does.
+                candidates = [(0, f"{a} + {b}") for i, a in enumerate(symbol_sizes) for b in list(symbol_sizes)[i + 1:]
+                              if (symbol_sizes[a][0] + symbol_sizes[b][0], symbol_sizes[a][1] + symbol_sizes[b][1])
+                              == (d0, d1)]
             symbol = candidates[0][1] if candidates else f"{name}_dim{axis}"
             result.setdefault(name, {})[axis] = symbol
     return result

@@ -187,9 +187,13 @@ def translate_dynamo_error(error, opset):
                            f"PyTorch's exporter captured the graph but failed to decompose it (step 2/3): {kind}: {detail}",
                            "export with --exporter torchscript (the tracer does not decompose), or upgrade PyTorch; "
                            "if the model reshapes a non-contiguous tensor with view(), use reshape() or .contiguous()")
-    if "When dynamic_shapes" in text or "dynamic_shapes" in detail:
-        return ExportError("export.bad-arguments", f"torch.export refused the dynamic axes: {detail}",
-                           "name axes only of inputs forward() takes, by position, with --dynamic NAME:AXIS=SYMBOL")
+    if "When dynamic_shapes" in text or "When `dynamic_shapes`" in text or "dynamic_shapes" in detail:
+        return ExportError("export.dynamic-shapes-mismatch",
+                           f"torch.export cannot match the dynamic axes to forward()'s parameters{where}: {detail}",
+                           "give forward() one named parameter per input (forward(self, *args) and **kwargs are one "
+                           "parameter each to torch.export): wrap the model, e.g. def forward(self, a, b): return "
+                           "self.model(a, b); dynamic_shapes must then have one entry per parameter, in order. Or "
+                           "--exporter torchscript (dynamic_axes go by input name)")
     step = re.search(r"step (\d)/3", text)
     stage = {"1": "capturing the graph (torch.export, step 1/3)", "2": "decomposing the graph (step 2/3)",
              "3": "translating to ONNX (step 3/3)"}.get(step.group(1) if step else "", "exporting")

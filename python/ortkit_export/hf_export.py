@@ -48,6 +48,12 @@ def _plain_call(output_names, extra):
     return lambda model, inputs: {name: model(**inputs, **extra)[name] for name in output_names}
 
 
+def _cache_kwarg(model):
+    """The name forward() takes the cache under: Transformers renames past_key_values to cache (deprecated in
+    5.24, removed in 5.40)."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
 def _cache_call(layers):
     """past_key_values.N.key|value fill a DynamicCache; the cache the model returns becomes present.N.key|value:
     tensors in and out, which both exporters can write."""
@@ -58,9 +64,7 @@ def _cache_call(layers):
         cache = DynamicCache(config=model.config)
         for i in range(layers):
             cache.update(inputs.pop(f"past_key_values.{i}.key"), inputs.pop(f"past_key_values.{i}.value"), i)
-        # Transformers renames past_key_values to cache (deprecated in 5.24, removed in 5.40).
-        name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-        result = model(**inputs, **{name: cache}, use_cache=True, return_dict=True)
+        result = model(**inputs, **{_cache_kwarg(model): cache}, use_cache=True, return_dict=True)
         found = {"logits": result.logits}
         for i, layer in enumerate(result.past_key_values.layers):
             found[f"present.{i}.key"], found[f"present.{i}.value"] = layer.keys, layer.values
@@ -73,15 +77,67 @@ def _encoder_call(model, inputs):
     return {"last_hidden_state": model.get_encoder()(**inputs, return_dict=True).last_hidden_state}
 
 
+def _presents(cache, found, parts=("decoder", "encoder")):
+    """present.N.decoder.key|value (self-attention) and present.N.encoder.key|value (cross-attention), layer by
+    layer: the names and order ONNX Runtime's sequence-to-sequence users read."""
+    caches = {"decoder": cache.self_attention_cache.layers, "encoder": cache.cross_attention_cache.layers}
+    for i in range(len(caches["decoder"])):
+        for part in parts:
+            found[f"present.{i}.{part}.key"], found[f"present.{i}.{part}.value"] = \
+                caches[part][i].keys, caches[part][i].values
+    return found
+
+
 def _decoder_call(model, inputs):
-    """One decoder pass over the encoder's output (no cache): the tokens so far in, logits out."""
+    """The first decoding step: the tokens so far and the encoder's output in; logits and both caches out (the
+    self-attention cache of these tokens, the cross-attention keys and values of the encoder's output)."""
+    from transformers.cache_utils import DynamicCache, EncoderDecoderCache
     from transformers.modeling_outputs import BaseModelOutput
 
-    kwargs = {"decoder_input_ids": inputs["input_ids"], "use_cache": False, "return_dict": True,
-              "encoder_outputs": BaseModelOutput(last_hidden_state=inputs["encoder_hidden_states"])}
+    kwargs = {"decoder_input_ids": inputs["input_ids"], "use_cache": True, "return_dict": True,
+              "encoder_outputs": BaseModelOutput(last_hidden_state=inputs["encoder_hidden_states"]),
+              _cache_kwarg(model): EncoderDecoderCache(DynamicCache(), DynamicCache())}
     if "encoder_attention_mask" in inputs:
         kwargs["attention_mask"] = inputs["encoder_attention_mask"]
-    return {"logits": model(**kwargs).logits}
+    result = model(**kwargs)
+    return _presents(result.past_key_values, {"logits": result.logits})
+
+
+def _decoder_with_past_call(layers, hidden):
+    """Every later step: the new tokens and both caches in; logits and the grown self-attention cache out (the
+    cross-attention cache never changes, so it is not returned)."""
+
+    def call(model, inputs):
+        import torch
+        from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+        from transformers.modeling_outputs import BaseModelOutput
+
+        caches = {"decoder": DynamicCache(), "encoder": DynamicCache()}
+        for i in range(layers):
+            for part, cache in caches.items():
+                cache.update(inputs.pop(f"past_key_values.{i}.{part}.key"),
+                             inputs.pop(f"past_key_values.{i}.{part}.value"), i)
+        ids = inputs["input_ids"]
+        # The encoder's output is read only through the cross-attention cache: one position of zeros stands in.
+        stand_in = torch.zeros((ids.shape[0], 1, hidden), dtype=torch.float32)
+        kwargs = {"decoder_input_ids": ids, "use_cache": True, "return_dict": True,
+                  "encoder_outputs": BaseModelOutput(last_hidden_state=stand_in),
+                  _cache_kwarg(model): EncoderDecoderCache(caches["decoder"], caches["encoder"])}
+        if "encoder_attention_mask" in inputs:
+            kwargs["attention_mask"] = inputs["encoder_attention_mask"]
+        result = model(**kwargs)
+        return _presents(result.past_key_values, {"logits": result.logits}, parts=("decoder",))
+
+    return call
+
+
+def _seq2seq_cache_layout(config):
+    """(decoder layers, heads, head size) of a sequence-to-sequence decoder's caches (T5's or Whisper's names)."""
+    layers = getattr(config, "num_decoder_layers", None) or getattr(config, "decoder_layers", None) or \
+        config.num_layers
+    heads = getattr(config, "decoder_attention_heads", None) or config.num_heads
+    head_dim = getattr(config, "d_kv", None) or config.d_model // heads
+    return layers, heads, head_dim
 
 
 def _cache_layout(config):
@@ -163,26 +219,59 @@ def _parts(kind, config, model, batch, seq_len, seed):
                      dim_limits={"seq_len": positions // 2, "past_len": positions // 2} if positions else {},
                      dim_sums={"total_len": ["past_len", "seq_len"]})]
     hidden = int(getattr(config, "d_model", 0) or config.hidden_size)
-    decoder_positions = _positions(config, "max_target_positions", "n_positions")
     if kind == "text2text":
         encoder = Part("encoder", _encoder_call, [f"input_ids:int64[{batch},{seq_len}]=1..{vocab}",
                                                   f"attention_mask:int64[{batch},{seq_len}]"],
                        "auto", ["last_hidden_state"], sequence_axis=1)
-        decoder = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
-                                                  f"encoder_hidden_states:float32[{batch},{seq_len},{hidden}]",
-                                                  f"encoder_attention_mask:int64[{batch},{seq_len}]"],
-                       ["input_ids:0=batch,1=decoder_len", "encoder_hidden_states:0=batch,1=encoder_len",
-                        "encoder_attention_mask:0=batch,1=encoder_len"], ["logits"])
-        return [encoder, decoder]
-    # Speech: the encoder takes log-mel features of a fixed length (two frames per encoder position).
-    frames = 2 * int(config.max_source_positions)
-    encoder = Part("encoder", _encoder_call, [f"input_features:float32[{batch},{config.num_mel_bins},{frames}]"],
-                   "auto", ["last_hidden_state"])
-    decoder = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
-                                              f"encoder_hidden_states:float32[{batch},{frames // 2},{hidden}]"],
-                   ["input_ids:0=batch,1=decoder_len", "encoder_hidden_states:0=batch"], ["logits"],
-                   dim_limits={"decoder_len": decoder_positions} if decoder_positions else {})
-    return [encoder, decoder]
+        encoder_len, encoder_axis = seq_len, ",1=encoder_len"
+    else:
+        # Speech: the encoder takes log-mel features of a fixed length (two frames per encoder position).
+        frames = 2 * int(config.max_source_positions)
+        encoder = Part("encoder", _encoder_call, [f"input_features:float32[{batch},{config.num_mel_bins},{frames}]"],
+                       "auto", ["last_hidden_state"])
+        encoder_len, encoder_axis = frames // 2, ""
+    return [encoder] + _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, kind == "text2text",
+                                      seed)
+
+
+def _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, with_mask, seed):
+    """A sequence-to-sequence decoder as ONNX Runtime users run it: OUT/decoder for the first step (it returns
+    both caches) and OUT/decoder-with-past for every later one (the new tokens and both caches in)."""
+    import numpy as np
+
+    layers, heads, head_dim = _seq2seq_cache_layout(config)
+    mask = [f"encoder_attention_mask:int64[{batch},{encoder_len}]"] if with_mask else []
+    mask_axes = [f"encoder_attention_mask:0=batch{encoder_axis}"] if with_mask else []
+    positions = _positions(config, "max_target_positions", "n_positions")
+    first = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
+                                            f"encoder_hidden_states:float32[{batch},{encoder_len},{hidden}]"] + mask,
+                 ["input_ids:0=batch,1=decoder_len", f"encoder_hidden_states:0=batch{encoder_axis}"] + mask_axes,
+                 ["logits"] + [f"present.{i}.{part}.{kv}" for i in range(layers) for part in ("decoder", "encoder")
+                               for kv in ("key", "value")],
+                 dim_limits={"decoder_len": positions} if positions else {})
+
+    past = [(f"past_key_values.{i}.{part}.{kv}", part) for i in range(layers) for part in ("decoder", "encoder")
+            for kv in ("key", "value")]
+    specs = [f"input_ids:int64[{batch},2]=0..{vocab}"] + mask + \
+        [f"{name}:float32[{batch},{heads},{5 if part == 'decoder' else encoder_len},{head_dim}]" for name, part in past]
+    dynamic = ["input_ids:0=batch,1=decoder_len"] + mask_axes + \
+        [f"{name}:0=batch,2=past_decoder_len" if part == "decoder" else f"{name}:0=batch{encoder_axis.replace('1=', '2=')}"
+         for name, part in past]
+    rng = np.random.default_rng(seed)
+    data_sets = []
+    # Sizes chosen so that no two sums of them coincide (present is named past_decoder_len + decoder_len).
+    for b, s, p, e in ((batch, 2, 5, encoder_len), (batch + 1, 4, 7, encoder_len + (2 if encoder_axis else 0))):
+        arrays = [rng.integers(1, vocab, (b, s)).astype(np.int64)] + ([np.ones((b, e), np.int64)] if with_mask else [])
+        arrays += [rng.standard_normal((b, heads, p if part == "decoder" else e, head_dim)).astype(np.float32)
+                   for _, part in past]
+        data_sets.append(arrays)
+    with_past = Part("decoder-with-past", _decoder_with_past_call(layers, hidden), specs, dynamic,
+                     ["logits"] + [name.replace("past_key_values", "present") for name, part in past
+                                   if part == "decoder"], data_sets=data_sets,
+                     # positions are shared by the cached tokens and the new ones
+                     dim_limits={"decoder_len": positions // 2, "past_decoder_len": positions // 2} if positions
+                     else {})
+    return [first, with_past]
 
 
 def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=None, seed=0):

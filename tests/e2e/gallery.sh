@@ -68,6 +68,9 @@ if verdict == "healthy":
     assert cpu["latency"]["runs"] == 3 and cpu["latency"]["p50_ms"] > 0, cpu["latency"]
 if name == "01-encoder":
     assert {a["dim"] for a in cpu["sweep"]["axes"]} == {"batch", "seq_len"}, cpu["sweep"]["axes"]
+if name == "31-dynamo-varargs":
+    d = by_code["export.dynamic-shapes-mismatch"][0]
+    assert "`inputs` has 1 elements" in d["message"] and "forward(self, a, b)" in d["fix"], d
 if name == "04-static-batch":
     d = by_code["graph.static-batch"][0]
     assert d["location"]["input"] == "x" and "dynamic_shapes" in d["fix"] and "dynamic_axes" in d["fix"], d

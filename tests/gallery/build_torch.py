@@ -135,6 +135,8 @@ CASES = {
         m.hf_t5_encoder(), ["input_ids:int64[2,16]=1..1000", "attention_mask:int64[2,16]"], out, dynamic="auto",
         sequence_axis=1, module_ref=f"{HERE}:hf_t5_encoder"),
     "30-hf-llama-torchscript": llama_torchscript,
+    "31-dynamo-varargs": lambda out: export_torch(m.stack_inputs(), ["a:float32[2,4]", "b:float32[2,4]"], out,
+                                                  dynamic="auto", module_ref=f"{HERE}:stack_inputs"),
 }
 
 # The cases whose export must fail, and with which code.
@@ -147,6 +149,7 @@ FAILING = {
     "18-dynamo-histc": "export.unsupported-operator",
     "24-hf-bert-torchscript": "export.bad-inputs",
     "28-hf-t5-decomposition": "export.decomposition-failed",
+    "31-dynamo-varargs": "export.dynamic-shapes-mismatch",
 }
 
 

@@ -132,6 +132,12 @@ class Errors(unittest.TestCase):
         decomposition = RuntimeError("Failed to decompose the FX graph for ONNX compatibility. This is step 2/3\n"
                                      "## Exception summary\n\n<class 'RuntimeError'>: Cannot view a tensor with shape")
         self.assertEqual(translate_dynamo_error(decomposition, None).code, "export.decomposition-failed")
+        structure = RuntimeError("## Exception summary\n\n<class 'torch._dynamo.exc.UserError'>: Detected mismatch "
+                                 "between the structure of `inputs` and `dynamic_shapes`: `inputs` has 1 elements, but "
+                                 "`dynamic_shapes` has 2 elements")
+        translated = translate_dynamo_error(structure, None)
+        self.assertEqual(translated.code, "export.dynamic-shapes-mismatch")
+        self.assertIn("one named parameter per input", translated.fix)
         cache = RuntimeError("## Exception summary\n\n<class 'RuntimeError'>: Found <class 'transformers.cache_utils."
                              "DynamicCache'> in output, which is not a known type. If this type holds tensors")
         translated = translate_dynamo_error(cache, None)

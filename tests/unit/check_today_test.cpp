@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -25,8 +26,9 @@ class CheckToday : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  CheckReport Check(const std::string& text) {
-    const onnx::ModelProto model = testing::ParseModelText(text);
+  CheckReport Check(const std::string& text, const std::function<void(onnx::ModelProto&)>& edit = {}) {
+    onnx::ModelProto model = testing::ParseModelText(text);
+    if (edit) edit(model);
     const fs::path path = dir_ / "model.onnx";
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     EXPECT_TRUE(model.SerializeToOstream(&out));
@@ -127,6 +129,31 @@ TEST_F(CheckToday, AnExporterGeneratedOutputNameIsReportedOnOpset20) {
     }
   )");
   EXPECT_TRUE(Has(Codes(report), "shape.output-dim-unrelated")) << ::testing::PrintToString(Codes(report));
+}
+
+// torch.export names a grown cache 'past_len + seq_len': arithmetic over input dims is related to them.
+TEST_F(CheckToday, AnOutputDimensionThatIsASumOfInputDimensionsIsRelated) {
+  const std::string text = R"(
+    <ir_version: 10, opset_import: ["" : 20]>
+    grow (float[past_len, 8] past, float[seq_len, 8] x) => (float[total, 8] y) {
+      y = Concat <axis = 0> (past, x)
+    }
+  )";
+  const auto named = [](const std::string& param) {
+    return [param](onnx::ModelProto& model) {
+      model.mutable_graph()
+          ->mutable_output(0)
+          ->mutable_type()
+          ->mutable_tensor_type()
+          ->mutable_shape()
+          ->mutable_dim(0)
+          ->set_dim_param(param);
+    };
+  };
+  EXPECT_FALSE(Has(Codes(Check(text, named("past_len + seq_len"))), "shape.output-dim-unrelated"));
+  EXPECT_FALSE(Has(Codes(Check(text, named("((32*past_len)//past_len)"))), "shape.output-dim-unrelated"));
+  // An expression over a name no input has is still unrelated.
+  EXPECT_TRUE(Has(Codes(Check(text, named("past_len + other_len"))), "shape.output-dim-unrelated"));
 }
 
 TEST_F(CheckToday, InconsistentDimensionNamesAreReportedOnOpset20) {

@@ -50,6 +50,36 @@ TEST(CompareTensors, ShapeAndTypeMismatchesAreNamed) {
   EXPECT_FALSE(type.type_match);
 }
 
+// Rounding in a float32 sum is relative to the size of its terms: an element that cancels to near 0 in an
+// output reaching 250 is off by about 250 × eps. The default tolerance allows for that, a given one does not.
+TEST(CompareTensors, DefaultAbsoluteToleranceGrowsWithTheOutputsScale) {
+  const Tensor expected = F32({3}, {250, -120, 0.001f});
+  const Tensor actual = F32({3}, {250.0001f, -120, 0.0015f});  // 5e-4 off where the value is near 0
+  const Tolerance scaled = ToleranceRules{}.For("logits", DataType::kFloat32);
+  EXPECT_TRUE(scaled.scaled);
+  auto c = CompareTensors("logits", expected, actual, scaled);
+  EXPECT_TRUE(c.passed) << c.problem;
+  EXPECT_FLOAT_EQ(c.atol_scale, 250);
+  EXPECT_NEAR(c.EffectiveAtol(), 2.5e-3, 1e-9);
+
+  // A real defect is still caught: an error of the size of the values themselves.
+  c = CompareTensors("logits", expected, F32({3}, {250, -119, 0.001f}), scaled);
+  EXPECT_FALSE(c.passed);
+  EXPECT_NE(c.problem.find("the output's largest |value| 250"), std::string::npos) << c.problem;
+
+  // --atol given: applied as given.
+  ToleranceRules given;
+  given.atol = 1e-5;
+  EXPECT_FALSE(given.For("logits", DataType::kFloat32).scaled);
+  c = CompareTensors("logits", expected, actual, given.For("logits", DataType::kFloat32));
+  EXPECT_FALSE(c.passed);
+  EXPECT_FLOAT_EQ(c.atol_scale, 1);
+
+  // Outputs below 1 in magnitude keep the plain default.
+  c = CompareTensors("p", F32({2}, {0.5f, 0.001f}), F32({2}, {0.5f, 0.0015f}), scaled);
+  EXPECT_FALSE(c.passed);
+}
+
 TEST(CompareOutputs, MissingAndExtraOutputs) {
   std::vector<NamedTensor> expected;
   expected.push_back({"a", F32({1}, {1})});

@@ -74,7 +74,7 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style,
   std::string notes;
   for (const auto& o : report.outputs) {
     table.AddRow({o.name, o.actual_desc, Sci(o.max_abs_error), Sci(o.max_rel_error), Sci(o.mean_abs_error),
-                  fmt::format("{}/{}", o.mismatches, o.elements), Sci(o.tolerance.atol), Sci(o.tolerance.rtol),
+                  fmt::format("{}/{}", o.mismatches, o.elements), Sci(o.EffectiveAtol()), Sci(o.tolerance.rtol),
                   o.passed ? style.Green("pass") : style.Red("FAIL")});
     if (!o.passed) {
       notes += fmt::format("  {} {}\n", style.Red(o.name + ":"), o.problem);

@@ -377,6 +377,19 @@ class HardenedSchemaRegistry final : public onnx::ISchemaRegistry {
   mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> hardened_;
 };
 
+// An exporter's arithmetic over input dims ("past_len + seq_len", "((32*batch)//batch)") names a size that
+// the inputs determine: every identifier in it is an input dim, and it has at least one.
+bool IsExpressionOf(const std::string& param, const std::set<std::string>& input_params) {
+  static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_.]*)");
+  static const std::regex arithmetic(R"([A-Za-z0-9_.+\-*/%() ]+)");
+  if (!std::regex_match(param, arithmetic)) return false;
+  int names = 0;
+  for (std::sregex_iterator it(param.begin(), param.end(), identifier), end; it != end; ++it, ++names) {
+    if (!input_params.count(it->str())) return false;
+  }
+  return names > 0;
+}
+
 }  // namespace
 
 int KnownIrVersion() { return onnx::Version::IR_VERSION; }
@@ -488,7 +501,7 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
             "shape.output-dim-unknown",
             fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", out.name(), i),
             where));
-      } else if (!input_params.empty() && !input_params.count(d.param)) {
+      } else if (!input_params.empty() && !input_params.count(d.param) && !IsExpressionOf(d.param, input_params)) {
         unrelated.push_back(fmt::format("{} is '{}'", i, d.param));
         // Exporter-generated names lose the link to the inputs: worth a warning.
         static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");

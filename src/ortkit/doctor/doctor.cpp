@@ -101,7 +101,7 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
     std::string message = fmt::format("{}: output '{}' {}", label, o.name, o.problem);
     if (o.shape_match && o.type_match && !o.strings) {
       message += fmt::format(" (max abs error {:.3g}, max rel error {:.3g}; tolerance atol {:.3g}, rtol {:.3g})",
-                             o.max_abs_error, o.max_rel_error, o.tolerance.atol, o.tolerance.rtol);
+                             o.max_abs_error, o.max_rel_error, o.EffectiveAtol(), o.tolerance.rtol);
     }
     const bool only_nan = o.nan_both > 0 && o.mismatches == 0;
     diagnoses.push_back(Diagnose(only_nan ? "sweep.nan-inf" : "validate.mismatch", std::move(message), where));

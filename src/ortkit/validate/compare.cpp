@@ -27,6 +27,7 @@ Tolerance DefaultTolerance(DataType type) {
 Tolerance ToleranceRules::For(const std::string& output, DataType type) const {
   if (auto it = per_output.find(output); it != per_output.end()) return it->second;
   Tolerance t = DefaultTolerance(type);
+  t.scaled = !atol && t.atol > 0;
   if (atol) t.atol = *atol;
   if (rtol) t.rtol = *rtol;
   return t;
@@ -80,6 +81,13 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
       c.worst_actual_string = actual.strings()[c.worst_index];
     }
   } else {
+    if (tolerance.scaled) {
+      for (std::int64_t i = 0; i < c.elements; ++i) {
+        const double e = std::fabs(expected.AsDouble(i));
+        if (std::isfinite(e)) c.atol_scale = std::max(c.atol_scale, e);
+      }
+      tolerance.atol *= c.atol_scale;
+    }
     double sum_abs = 0;
     double worst_excess = -1;
     for (std::int64_t i = 0; i < c.elements; ++i) {
@@ -154,10 +162,13 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
   if (!c.passed && c.strings) {
     c.problem = fmt::format("{} of {} strings differ", c.mismatches, c.elements);
   } else if (!c.passed) {
+    const std::string atol_text = c.atol_scale > 1 ? fmt::format("{:g} ({:g} × the output's largest |value| {:.4g})",
+                                                                 tolerance.atol, c.tolerance.atol, c.atol_scale)
+                                                   : fmt::format("{:g}", tolerance.atol);
     c.problem = fmt::format(
-        "{} of {} elements ({:.3g}%) exceed atol {:g} + rtol {:g} × |expected|", c.mismatches, c.elements,
+        "{} of {} elements ({:.3g}%) exceed atol {} + rtol {:g} × |expected|", c.mismatches, c.elements,
         100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
-        tolerance.atol, tolerance.rtol);
+        atol_text, tolerance.rtol);
     if (c.nan_only_actual > 0) c.problem += fmt::format("; {} NaN only in the run", c.nan_only_actual);
     if (c.nan_only_expected > 0) c.problem += fmt::format("; {} NaN only in the reference", c.nan_only_expected);
     if (c.inf_mismatch > 0) c.problem += fmt::format("; {} infinities disagree", c.inf_mismatch);
@@ -170,7 +181,8 @@ nlohmann::json OutputComparison::ToJson() const {
                       {"passed", passed},
                       {"expected", expected_desc},
                       {"actual", actual_desc},
-                      {"atol", tolerance.atol},
+                      {"atol", EffectiveAtol()},
+                      {"atol_scale", atol_scale},
                       {"rtol", tolerance.rtol},
                       {"shape_match", shape_match},
                       {"type_match", type_match},
