@@ -118,10 +118,24 @@ constexpr const char* kPositionTable = R"(
 TEST_F(SweepTest, AutoAxesStayWithinTheSizesTheModelIsMadeFor) {
   Load(kPositionTable);
   SweepOptions options;
+  // Without export.json the sweep finds the limit by running: 256 positions of a 100-row table fail,
+  // 100 run. A size requirement, not a failure.
   auto unbounded = RunSweep(*session_, model_, options);
   ASSERT_TRUE(unbounded.ok());
-  EXPECT_EQ(unbounded->axes[1].values.back(), 256);
-  EXPECT_FALSE(unbounded->Passed());  // 256 positions of a 100-row table
+  EXPECT_EQ(unbounded->axes[1].values, (std::vector<std::int64_t>{1, 16, 100}));
+  EXPECT_TRUE(unbounded->Passed());
+  ASSERT_EQ(unbounded->size_findings.size(), 1u);
+  EXPECT_EQ(unbounded->size_findings[0].dim, "seq");
+  EXPECT_EQ(unbounded->size_findings[0].at_most, 100);
+  EXPECT_EQ(unbounded->size_findings[0].failed_size, 101);
+  EXPECT_EQ(unbounded->size_findings[0].input, "x");
+
+  // Sizes the user asks for are swept as asked: a failure there is a failure.
+  options.axes = {{"seq", {16, 256}}};
+  auto asked = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_FALSE(asked->Passed());
+  options.axes.clear();
 
   options.max_sizes = {{"seq", 100}};
   auto bounded = RunSweep(*session_, model_, options);

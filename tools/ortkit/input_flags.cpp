@@ -105,8 +105,10 @@ std::vector<std::pair<std::size_t, std::int64_t>> NegativeDims(const onnx::Model
 
 }  // namespace
 
-Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
+Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& described, const onnx::ModelProto* model,
                                      const InputFlags& flags) {
+  // Unnamed dimensions are INPUT:AXIS, so that --dim x:2=224 can size them.
+  const std::vector<TensorSpec> specs = NameUnnamedAxes(described);
   ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
   ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, specs));
   std::vector<NamedTensor> given;

@@ -295,7 +295,7 @@ int Run(const ValidateFlags& flags) {
       return kExitUsage;
     }
     options.base = *plan;
-    auto status = ValidatePlan(options.base, *input_specs);
+    auto status = ValidatePlan(options.base, NameUnnamedAxes(*input_specs));
     if (!status.ok()) {
       ReportFailure("validate", {}, status.error().message, format);
       return kExitUsage;

@@ -1167,22 +1167,17 @@ void CheckCycle(const ModelIndex& index, const LintOptions&, Findings& findings)
   }
 }
 
-void CheckBadDimension(const ModelIndex& index, const LintOptions&, Findings& findings) {
-  auto check = [&](const onnx::ValueInfoProto& value, const char* kind, std::string Location::*field, int s) {
+// Calls fn(value, kind, field, scope, axis, size, shape) for every fixed dimension declared on a graph's
+// inputs, outputs and value_info, sequence/optional/map element types included.
+template <typename Fn>
+void ForEachDeclaredDim(const ModelIndex& index, Fn fn) {
+  auto visit = [&](const onnx::ValueInfoProto& value, const char* kind, std::string Location::*field, int s) {
     // Sequence/optional/map types nest: follow them iteratively, a few levels at most.
     const onnx::TypeProto* type = &value.type();
     for (int level = 0; type != nullptr && level < 16; ++level) {
       if (const auto* shape = ShapeOf(*type)) {
         for (int d = 0; d < shape->dim_size(); ++d) {
-          if (!shape->dim(d).has_dim_value()) continue;
-          const long long v = shape->dim(d).dim_value();
-          if (v >= 0 && v <= kMaxPlausibleDim) continue;
-          Location where;
-          where.*field = value.name();
-          where.dimension = std::to_string(d);
-          findings.Add(fmt::format("{} '{}'{} declares dimension {} as {} (shape {})", kind, value.name(),
-                                   index.Where(s), d, v, ShapeText(*shape)),
-                       where);
+          if (shape->dim(d).has_dim_value()) fn(value, kind, field, s, d, shape->dim(d).dim_value(), *shape);
         }
         break;
       }
@@ -1198,10 +1193,41 @@ void CheckBadDimension(const ModelIndex& index, const LintOptions&, Findings& fi
   };
   for (int s = 0; s < static_cast<int>(index.scopes().size()); ++s) {
     const auto& g = index.graph(s);
-    for (const auto& in : g.input()) check(in, "input", &Location::input, s);
-    for (const auto& out : g.output()) check(out, "output", &Location::output, s);
-    for (const auto& vi : g.value_info()) check(vi, "value", &Location::tensor, s);
+    for (const auto& in : g.input()) visit(in, "input", &Location::input, s);
+    for (const auto& out : g.output()) visit(out, "output", &Location::output, s);
+    for (const auto& vi : g.value_info()) visit(vi, "value", &Location::tensor, s);
   }
+}
+
+// A negative dimension other than -1, or one too large to be real.
+void CheckBadDimension(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  ForEachDeclaredDim(index, [&](const onnx::ValueInfoProto& value, const char* kind, std::string Location::*field,
+                                int s, int d, long long v, const onnx::TensorShapeProto& shape) {
+    if ((v >= 0 && v <= kMaxPlausibleDim) || v == -1) return;
+    Location where;
+    where.*field = value.name();
+    where.dimension = std::to_string(d);
+    findings.Add(fmt::format("{} '{}'{} declares dimension {} as {} (shape {})", kind, value.name(), index.Where(s), d,
+                             v, ShapeText(shape)),
+                 where);
+  });
+}
+
+// -1: what old converters (paddle2onnx, early tf2onnx) write for "unknown". ONNX Runtime runs it as a
+// dynamic dimension; the format says dim_param. One finding per tensor.
+void CheckMinusOneDimension(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  std::set<std::string> seen;
+  ForEachDeclaredDim(index, [&](const onnx::ValueInfoProto& value, const char* kind, std::string Location::*field,
+                                int s, int d, long long v, const onnx::TensorShapeProto& shape) {
+    if (v != -1 || !seen.insert(std::string(kind) + value.name()).second) return;
+    Location where;
+    where.*field = value.name();
+    where.dimension = std::to_string(d);
+    findings.Add(fmt::format("{} '{}'{} declares dimension {} as -1 (shape {}): ONNX Runtime runs it as a dynamic "
+                             "dimension, but -1 is not a size in the ONNX format",
+                             kind, value.name(), index.Where(s), d, ShapeText(shape)),
+                 where);
+  });
 }
 
 void CheckNoOutputs(const ModelIndex& index, const LintOptions&, Findings& findings) {
@@ -1303,6 +1329,7 @@ constexpr std::array kRules = std::to_array<Rule>({
     {"graph.duplicate-name", CheckDuplicateName},
     {"graph.cycle", CheckCycle},
     {"graph.bad-dimension", CheckBadDimension},
+    {"graph.minus-one-dimension", CheckMinusOneDimension},
     {"graph.opset-too-old", CheckOpsetTooOld},
     {"graph.opset-too-new", CheckOpsetTooNew},
     {"graph.custom-domain", CheckCustomDomain},

@@ -136,6 +136,12 @@ std::vector<Diagnosis> ValidationDiagnoses(const ValidationReport& report, const
 /// One diagnosis per cause across the sweep's cells, saying in how many cells it appeared.
 std::vector<Diagnosis> SweepDiagnoses(const SweepReport& report) {
   std::vector<Diagnosis> diagnoses;
+  for (const auto& f : report.size_findings) {
+    Location where;
+    where.input = f.input;
+    if (f.axis >= 0) where.dimension = std::to_string(f.axis);
+    diagnoses.push_back(Diagnose("sweep.size-limit", f.Describe(), where));
+  }
   std::map<std::tuple<std::string, std::string>, std::pair<std::size_t, int>> seen;  // -> index, count
   for (const auto& cell : report.cells) {
     for (const auto& d : cell.diagnoses) {
@@ -247,7 +253,13 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
 
   InputPlan input_plan = options.inputs;
   if (record && input_plan.dim_sums.empty()) input_plan.dim_sums = record->dim_sums;
-  auto synthesized = SynthesizeInputs(*inputs, hints, input_plan);
+  // Sizes the model accepts: a guess that fails is grown until it runs, and reported as a requirement.
+  ShapeSearch search = SearchShapes(**session, *inputs, hints, input_plan, &proto);
+  report.notes.insert(report.notes.end(), search.notes.begin(), search.notes.end());
+  if (!options.sweep) {
+    for (const auto& f : search.findings) diagnoses.push_back(Diagnose("sweep.size-limit", f.Describe(), file));
+  }
+  auto synthesized = SynthesizeInputs(search.specs, hints, search.Plan());
   if (!synthesized.ok()) {
     report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
   }
@@ -279,6 +291,7 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   if (options.sweep) {
     SweepOptions sweep;
     sweep.base = input_plan;
+    sweep.search = search;
     sweep.tolerance = options.tolerance;
     if (record) {
       sweep.max_sizes = record->dim_limits;

@@ -157,7 +157,30 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
   return hints;
 }
 
+int UnnamedAxisOf(const std::string& symbol) {
+  const auto colon = symbol.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == symbol.size() || colon + 4 < symbol.size()) return -1;
+  int axis = 0;
+  for (std::size_t i = colon + 1; i < symbol.size(); ++i) {
+    if (symbol[i] < '0' || symbol[i] > '9') return -1;
+    axis = axis * 10 + (symbol[i] - '0');
+  }
+  return axis;
+}
+
+std::vector<TensorSpec> NameUnnamedAxes(std::vector<TensorSpec> specs) {
+  for (auto& spec : specs) {
+    for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+      if (!spec.dims[i].fixed() && spec.dims[i].symbol.empty())
+        spec.dims[i].symbol = fmt::format("{}:{}", spec.name, i);
+    }
+  }
+  return specs;
+}
+
 std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis) {
+  // Unnamed axes start at 1: two inputs' unnamed batches agree, and the size search grows what must grow.
+  if (UnnamedAxisOf(symbol) >= 0) return 1;
   if (Contains(symbol, {"batch", "bs"}) || symbol == "N" || symbol == "n" || (symbol.empty() && axis == 0)) return 1;
   if (Contains(symbol, {"seq", "len", "token", "time", "step", "sentence", "frames"})) return 16;
   if (Contains(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w")

@@ -43,8 +43,16 @@ struct ValueHint {
 std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model);
 
 /// The size a symbolic dimension gets when the plan does not name it: 1 for batch-like names,
-/// 16 for sequence-like names, 32 for spatial names, 4 otherwise.
+/// 16 for sequence-like names, 32 for spatial names, 4 otherwise. An unnamed axis (INPUT:AXIS, see
+/// NameUnnamedAxes) starts at 1.
 std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis);
+
+/// Unnamed dynamic dimensions (no name, or a converter's "?", "-1", "None") are named INPUT:AXIS
+/// ("x:2"), so that each is an axis of its own that --dim, --sweep and the size search can name.
+std::vector<TensorSpec> NameUnnamedAxes(std::vector<TensorSpec> specs);
+
+/// The axis in an INPUT:AXIS name, or -1 for any other name.
+int UnnamedAxisOf(const std::string& symbol);
 
 /// Checks the plan against the model: every --dim names a symbolic dimension of some input and
 /// every --shape names an input with a matching rank and fixed dimensions. Errors name the flag.

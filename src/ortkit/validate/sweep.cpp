@@ -17,7 +17,10 @@
 namespace ortkit {
 namespace {
 
-bool IsBatchLike(const std::string& symbol) { return DefaultDimSize(symbol, 1) == 1 && symbol != ""; }
+bool IsBatchLike(const std::string& symbol) {
+  if (const int axis = UnnamedAxisOf(symbol); axis >= 0) return axis == 0;
+  return DefaultDimSize(symbol, 1) == 1 && symbol != "";
+}
 
 std::vector<std::string> SymbolsInOrder(const std::vector<TensorSpec>& inputs) {
   std::vector<std::string> out;
@@ -148,6 +151,34 @@ void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& inpu
   }
 }
 
+// An auto sweep's extremes that fail where the typical size runs are the model's limits, not its
+// defects: each non-batch axis's smallest and largest value is probed with every other axis at its
+// typical size, and one that fails is replaced by the boundary found (a size finding).
+void NarrowExtremes(Session& session, const std::vector<TensorSpec>& specs,
+                    const std::map<std::string, ValueHint>& hints, const InputPlan& start, SweepReport& report) {
+  InputPlan typical = start;
+  const std::string batch = DetectBatchDim(specs);
+  auto typical_of = [](const SweepAxis& axis) { return axis.values[std::min<std::size_t>(1, axis.values.size() - 1)]; };
+  for (const auto& axis : report.axes) typical.dims[axis.dim] = typical_of(axis);
+  if (RunFailure(session, specs, hints, typical)) return;  // nothing runs: the grid will say why
+  for (auto& axis : report.axes) {
+    if (axis.dim == batch || IsBatchLike(axis.dim) || axis.values.size() < 2) continue;
+    const std::int64_t middle = typical_of(axis);
+    for (const bool low : {true, false}) {
+      const std::int64_t extreme = low ? axis.values.front() : axis.values.back();
+      if (extreme == middle) continue;
+      auto finding = FindSizeBoundary(session, specs, hints, typical, axis.dim, middle, extreme);
+      if (!finding) continue;
+      const std::int64_t bound = low ? finding->at_least : finding->at_most;
+      for (auto& v : axis.values) v = low ? std::max(v, bound) : std::min(v, bound);
+      axis.values.erase(std::unique(axis.values.begin(), axis.values.end()), axis.values.end());
+      report.notes.push_back(fmt::format("sweep of '{}' kept to {} {}: {}", axis.dim,
+                                         low ? "sizes from" : "sizes up to", bound, finding->Describe()));
+      report.size_findings.push_back(std::move(*finding));
+    }
+  }
+}
+
 }  // namespace
 
 Result<SweepAxis> ParseSweepAxis(const std::string& text) {
@@ -190,7 +221,9 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs) {
 
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
                                       std::uint64_t memory_budget_bytes,
-                                      const std::map<std::string, std::int64_t>& max_sizes) {
+                                      const std::map<std::string, std::int64_t>& max_sizes,
+                                      const std::map<std::string, std::int64_t>& typical_sizes,
+                                      const std::map<std::string, std::int64_t>& min_sizes) {
   std::vector<SweepAxis> axes;
   const std::string batch = DetectBatchDim(inputs);
   for (const auto& symbol : SymbolsInOrder(inputs)) {
@@ -198,10 +231,16 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
     const bool batch_like = symbol == batch || IsBatchLike(symbol);
     const auto limit = max_sizes.find(symbol);
     const std::int64_t most = limit == max_sizes.end() ? std::numeric_limits<std::int64_t>::max() : limit->second;
-    const std::int64_t typical = std::min(batch_like ? 4 : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2),
-                                          std::max<std::int64_t>(most, 1));
-    std::vector<std::int64_t> large_candidates =
-        batch_like ? std::vector<std::int64_t>{64, 32, 16, 8} : std::vector<std::int64_t>{256, 128, 64, 32};
+    const auto low = min_sizes.find(symbol);
+    const std::int64_t least = low == min_sizes.end() ? 1 : low->second;
+    const auto known = typical_sizes.find(symbol);
+    const std::int64_t guess = batch_like                     ? 4
+                               : known != typical_sizes.end() ? known->second
+                                                              : std::max<std::int64_t>(DefaultDimSize(symbol, 1), 2);
+    const std::int64_t typical = std::min(std::max(guess, least), std::max<std::int64_t>(most, 1));
+    std::vector<std::int64_t> large_candidates = batch_like      ? std::vector<std::int64_t>{64, 32, 16, 8}
+                                                 : typical >= 64 ? std::vector<std::int64_t>{typical * 2}
+                                                                 : std::vector<std::int64_t>{256, 128, 64, 32};
     // The model's own limit is the largest size worth trying: one past it fails by design.
     if (most < large_candidates.front()) {
       std::erase_if(large_candidates, [&](std::int64_t c) { return c > most; });
@@ -212,14 +251,15 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
     std::int64_t large = typical;
     for (std::int64_t candidate : large_candidates) {
       InputPlan plan = base;
+      for (const auto& [dim, size] : typical_sizes) plan.dims.emplace(dim, size);
       plan.dims[symbol] = candidate;
       if (InputBytes(inputs, plan) * 64 <= memory_budget_bytes) {
         large = candidate;
         break;
       }
     }
-    SweepAxis axis{symbol, {1}};
-    if (typical > 1) axis.values.push_back(typical);
+    SweepAxis axis{symbol, {least}};
+    if (typical > least) axis.values.push_back(typical);
     if (large > typical) axis.values.push_back(large);
     axes.push_back(std::move(axis));
   }
@@ -237,6 +277,9 @@ nlohmann::json SweepReport::ToJson() const {
                       {"axes", nlohmann::json::array()},
                       {"cells", nlohmann::json::array()}};
   for (const auto& a : axes) j["axes"].push_back({{"dim", a.dim}, {"values", a.values}});
+  j["size_findings"] = nlohmann::json::array();
+  for (const auto& f : size_findings) j["size_findings"].push_back(f.ToJson());
+  j["notes"] = notes;
   for (const auto& c : cells) {
     j["cells"].push_back({{"dims", c.dims},
                           {"state", c.state == SweepCell::State::kPassed ? "passed" : "failed"},
@@ -249,12 +292,26 @@ nlohmann::json SweepReport::ToJson() const {
 }
 
 Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, const SweepOptions& options) {
-  ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
+  ORTKIT_ASSIGN_OR_RETURN(auto described, DescribeInputs(session));
   ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
+  const auto hints = AnalyzeInputValues(model);
+  const ShapeSearch search =
+      options.search ? *options.search : SearchShapes(session, described, hints, options.base, &model);
+  const std::vector<TensorSpec>& input_specs = search.specs;
   SweepReport report;
-  report.axes = options.axes.empty()
-                    ? ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes)
-                    : options.axes;
+  report.size_findings = search.findings;
+  report.notes = search.notes;
+  if (options.axes.empty()) {
+    std::map<std::string, std::int64_t> least;
+    for (const auto& f : search.findings) {
+      if (f.at_least > 0) least[f.dim] = f.at_least;
+    }
+    report.axes =
+        ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown, least);
+    if (search.runs) NarrowExtremes(session, input_specs, hints, search.Plan(), report);
+  } else {
+    report.axes = options.axes;
+  }
   {
     InputPlan check = options.base;
     for (const auto& axis : report.axes) {
@@ -268,7 +325,6 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
                        "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
   }
   report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(input_specs) : options.batch_dim;
-  const auto hints = AnalyzeInputValues(model);
   // Export rules that explain shape failures: a cell that fails points at them.
   std::vector<Diagnosis> suspects;
   for (auto& d : LintModel(model)) {
@@ -286,7 +342,7 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
 
   std::vector<std::size_t> odometer(report.axes.size(), 0);
   while (true) {
-    InputPlan plan = options.base;
+    InputPlan plan = search.Plan();
     SweepCell cell;
     for (std::size_t a = 0; a < report.axes.size(); ++a) {
       plan.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/synthesis.h"
 #include "ortkit/validate/compare.h"
+#include "ortkit/validate/shape_search.h"
 
 namespace ortkit {
 
@@ -38,13 +40,21 @@ struct SweepOptions {
   /// Largest sizes the model is made for, by symbol (export.json's dim_limits, e.g. seq_len up to a
   /// Transformers model's max_position_embeddings): the auto sweep stays within them.
   std::map<std::string, std::int64_t> max_sizes;
+  /// The size search already run on this session (doctor runs it for its own inputs); empty: RunSweep
+  /// runs it. In auto mode the sweep starts from its sizes and probes each non-batch axis's extremes,
+  /// narrowing an extreme that fails to the boundary it finds (a size requirement, not a failure).
+  std::optional<ShapeSearch> search;
 };
 
 /// For each symbolic input dimension: 1, a typical value and a large one that fits the budget.
 /// Sizes come from `probe_bytes_per_unit`: input bytes per unit of each dimension, measured by the caller.
+/// `typical_sizes` replace the default typical size (the size search's grown sizes); `min_sizes` are
+/// the smallest sizes that run.
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
                                       std::uint64_t memory_budget_bytes,
-                                      const std::map<std::string, std::int64_t>& max_sizes = {});
+                                      const std::map<std::string, std::int64_t>& max_sizes = {},
+                                      const std::map<std::string, std::int64_t>& typical_sizes = {},
+                                      const std::map<std::string, std::int64_t>& min_sizes = {});
 
 /// The symbolic name of the batch axis: the first input dimension's symbol when it is shared by
 /// every input of rank >= 1 (or batch-like). Empty when there is none.
@@ -61,6 +71,8 @@ struct SweepCell {
 
 struct SweepReport {
   std::vector<SweepAxis> axes;
+  std::vector<SizeFinding> size_findings;  ///< sizes the model refuses: requirements, not failures
+  std::vector<std::string> notes;          ///< unnamed axes merged, extremes narrowed
   std::string batch_dim;
   std::vector<SweepCell> cells;  ///< the grid, row-major over `axes`
   bool Passed() const;

@@ -1,0 +1,283 @@
+#include "ortkit/validate/shape_search.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+namespace ortkit {
+namespace {
+
+constexpr std::int64_t kLargestSearched = std::int64_t{1} << 16;
+constexpr std::uint64_t kSearchBytes = std::uint64_t{256} << 20;  // inputs of one search run
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// The dimension's first input and axis.
+std::pair<std::string, int> WhereIs(const std::vector<TensorSpec>& specs, const std::string& dim) {
+  for (const auto& spec : specs) {
+    for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+      if (!spec.dims[i].fixed() && spec.dims[i].symbol == dim) return {spec.name, static_cast<int>(i)};
+    }
+  }
+  return {"", -1};
+}
+
+std::int64_t SizeIn(const InputPlan& plan, const std::vector<TensorSpec>& specs, const std::string& dim) {
+  if (auto it = plan.dims.find(dim); it != plan.dims.end()) return it->second;
+  const auto [input, axis] = WhereIs(specs, dim);
+  return DefaultDimSize(dim, static_cast<std::size_t>(std::max(axis, 0)));
+}
+
+// Dimensions the search may change: symbolic, not set by the user, not a sum of others, not the batch.
+std::vector<std::string> FreeDims(const std::vector<TensorSpec>& specs, const InputPlan& base) {
+  std::vector<std::string> out;
+  for (const auto& spec : specs) {
+    for (std::size_t i = 0; i < spec.dims.size(); ++i) {
+      const std::string& symbol = spec.dims[i].symbol;
+      if (spec.dims[i].fixed() || symbol.empty() || base.dims.count(symbol) || base.dim_sums.count(symbol)) continue;
+      // A batch is never searched: the first axis, or a batch-like name.
+      if (i == 0 || (UnnamedAxisOf(symbol) < 0 && DefaultDimSize(symbol, i) == 1)) continue;
+      if (std::find(out.begin(), out.end(), symbol) == out.end()) out.push_back(symbol);
+    }
+  }
+  return out;
+}
+
+// Grows `dims` together by powers of two until the model runs: true (and the sizes in `search.grown`)
+// when it does.
+bool Grow(Session& session, ShapeSearch& search, const std::map<std::string, ValueHint>& hints,
+          const std::vector<std::string>& dims) {
+  const InputPlan start = search.Plan();
+  for (std::int64_t factor = 2;; factor *= 2) {
+    InputPlan probe = start;
+    probe.max_bytes = std::min(probe.max_bytes, kSearchBytes);
+    for (const auto& d : dims) {
+      const std::int64_t size = std::max<std::int64_t>(SizeIn(start, search.specs, d), 1) * factor;
+      if (size > kLargestSearched) return false;
+      probe.dims[d] = size;
+    }
+    if (!RunFailure(session, search.specs, hints, probe)) {
+      for (const auto& d : dims) search.grown[d] = probe.dims[d];
+      return true;
+    }
+  }
+}
+
+void Rename(std::vector<TensorSpec>& specs, const std::string& from, const std::string& to) {
+  for (auto& spec : specs) {
+    for (auto& d : spec.dims) {
+      if (d.symbol == from) d.symbol = to;
+    }
+  }
+}
+
+// Unnamed axes that run only at equal sizes (the batch of two inputs, one of them a state whose batch is
+// its second axis) become one axis: sweeping them apart would fail for a reason of ortkit's making.
+void MergeEqualAxes(Session& session, ShapeSearch& search, const std::map<std::string, ValueHint>& hints) {
+  std::vector<std::string> unnamed;
+  for (const auto& spec : search.specs) {
+    for (const auto& d : spec.dims) {
+      if (!d.fixed() && UnnamedAxisOf(d.symbol) >= 0 && !search.base.dims.count(d.symbol) &&
+          std::find(unnamed.begin(), unnamed.end(), d.symbol) == unnamed.end())
+        unnamed.push_back(d.symbol);
+    }
+  }
+  std::set<std::string> merged;
+  for (std::size_t i = 0; i < unnamed.size(); ++i) {
+    if (merged.count(unnamed[i])) continue;
+    const InputPlan plan = search.Plan();
+    const std::int64_t size = SizeIn(plan, search.specs, unnamed[i]);
+    // Candidates are the unnamed axes at the same size. Probed at 2x against 3x (never 1, which
+    // broadcasts): if that fails, the axes at 2x all together must run, and each one that still runs
+    // when put back at 3x was not needed.
+    std::vector<std::string> group;
+    InputPlan probe = plan;
+    probe.max_bytes = std::min(probe.max_bytes, kSearchBytes);
+    probe.dims[unnamed[i]] = size * 2;
+    for (std::size_t j = i + 1; j < unnamed.size(); ++j) {
+      if (merged.count(unnamed[j]) || SizeIn(plan, search.specs, unnamed[j]) != size) continue;
+      group.push_back(unnamed[j]);
+      probe.dims[unnamed[j]] = size * 3;
+    }
+    if (group.empty() || !RunFailure(session, search.specs, hints, probe)) continue;  // an axis of its own
+    for (const auto& other : group) probe.dims[other] = size * 2;
+    if (RunFailure(session, search.specs, hints, probe)) continue;  // not a matter of equal sizes
+    for (auto it = group.begin(); it != group.end();) {
+      InputPlan without = probe;
+      without.dims[*it] = size * 3;
+      if (!RunFailure(session, search.specs, hints, without)) {
+        probe = without;
+        it = group.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& other : group) {
+      Rename(search.specs, other, unnamed[i]);
+      search.grown.erase(other);
+      merged.insert(other);
+    }
+    if (!group.empty())
+      search.notes.push_back(fmt::format("unnamed axes '{}' and '{}' run only at equal sizes: treated as one axis '{}'",
+                                         unnamed[i], fmt::join(group, "', '"), unnamed[i]));
+  }
+}
+
+}  // namespace
+
+std::string SizeFinding::Describe() const {
+  const std::string where = input.empty() ? "" : fmt::format(" (input '{}' axis {})", input, axis);
+  const std::string need =
+      at_least > 0 ? fmt::format("needs at least {}", at_least) : fmt::format("runs up to {}", at_most);
+  return fmt::format("'{}'{} {}: at {} ONNX Runtime fails: {}", dim, where, need, failed_size, error);
+}
+
+nlohmann::json SizeFinding::ToJson() const {
+  nlohmann::json j = {{"dim", dim}, {"input", input}, {"axis", axis}, {"failed_size", failed_size}, {"error", error}};
+  if (at_least > 0) j["at_least"] = at_least;
+  if (at_most > 0) j["at_most"] = at_most;
+  return j;
+}
+
+InputPlan ShapeSearch::Plan() const {
+  InputPlan plan = base;
+  for (const auto& [dim, size] : grown) plan.dims.emplace(dim, size);
+  return plan;
+}
+
+std::optional<std::string> RunFailure(Session& session, const std::vector<TensorSpec>& specs,
+                                      const std::map<std::string, ValueHint>& hints, const InputPlan& plan) {
+  auto inputs = SynthesizeInputs(specs, hints, plan);
+  if (!inputs.ok()) return inputs.error().message;
+  auto outputs = RunSession(session, RunRequest{*inputs, {}});
+  if (!outputs.ok()) return outputs.error().message;
+  return std::nullopt;
+}
+
+std::optional<SizeFinding> FindSizeBoundary(Session& session, const std::vector<TensorSpec>& specs,
+                                            const std::map<std::string, ValueHint>& hints, const InputPlan& plan,
+                                            const std::string& dim, std::int64_t passing, std::int64_t failing) {
+  InputPlan probe = plan;
+  probe.max_bytes = std::min(probe.max_bytes, kSearchBytes);
+  probe.dims[dim] = failing;
+  auto error = RunFailure(session, specs, hints, probe);
+  if (!error) return std::nullopt;
+  // Halve (or double) from the passing size towards the failing one first: sizes that must fit a stride
+  // run at 320 and 40 but not at 24, so the boundary is searched next to the nearest failure.
+  std::int64_t good = passing;
+  std::int64_t bad = failing;
+  for (std::int64_t step = failing < passing ? passing / 2 : passing * 2;
+       failing < passing ? step > failing : step < failing; step = failing < passing ? step / 2 : step * 2) {
+    probe.dims[dim] = step;
+    if (auto failed = RunFailure(session, specs, hints, probe)) {
+      bad = step;
+      error = std::move(failed);
+      break;
+    }
+    good = step;
+  }
+  while (std::llabs(bad - good) > 1) {
+    const std::int64_t mid = good + (bad - good) / 2;
+    probe.dims[dim] = mid;
+    if (auto failed = RunFailure(session, specs, hints, probe)) {
+      bad = mid;
+      error = std::move(failed);
+    } else {
+      good = mid;
+    }
+  }
+  SizeFinding finding;
+  finding.dim = dim;
+  std::tie(finding.input, finding.axis) = WhereIs(specs, dim);
+  (failing < passing ? finding.at_least : finding.at_most) = good;
+  finding.failed_size = bad;
+  finding.error = FirstLine(*error);
+  return finding;
+}
+
+std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model) {
+  std::vector<std::int64_t> image{224, 224};
+  if (model != nullptr) {
+    for (const auto& prop : model->metadata_props()) {
+      if (prop.key() != "imgsz") continue;
+      // "[320, 320]" or "640"
+      std::vector<std::int64_t> sizes;
+      std::int64_t value = 0;
+      bool digits = false;
+      for (char c : prop.value() + " ") {
+        if (c >= '0' && c <= '9') {
+          value = value * 10 + (c - '0');
+          digits = true;
+        } else if (digits) {
+          sizes.push_back(value);
+          value = 0;
+          digits = false;
+        }
+      }
+      if (sizes.size() == 1) sizes.push_back(sizes[0]);
+      if (sizes.size() == 2 && sizes[0] > 0 && sizes[0] <= 8192 && sizes[1] > 0 && sizes[1] <= 8192) image = sizes;
+    }
+  }
+  std::map<std::string, std::int64_t> typical;
+  // A first axis whose name says nothing (paddle2onnx's p2o.DynamicDimension.0) holds rows: 1, as a batch.
+  for (const auto& spec : specs) {
+    if (spec.dims.empty() || spec.dims[0].fixed()) continue;
+    const std::string& symbol = spec.dims[0].symbol;
+    if (UnnamedAxisOf(symbol) < 0 && DefaultDimSize(symbol, 0) == 4) typical.emplace(symbol, 1);
+  }
+  auto channels = [](const DimSpec& d) { return d.fixed() && (d.value == 1 || d.value == 3 || d.value == 4); };
+  for (const auto& spec : specs) {
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (spec.dims.size() != 4 || info == nullptr || !info->is_float) continue;
+    const bool first = channels(spec.dims[1]);
+    const std::size_t h = first ? 2 : 1;
+    if (!first && !channels(spec.dims[3])) continue;
+    for (std::size_t axis : {h, h + 1}) {
+      const DimSpec& d = spec.dims[axis];
+      if (!d.fixed() && !d.symbol.empty()) typical.emplace(d.symbol, image[axis - h]);
+    }
+  }
+  return typical;
+}
+
+ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
+                         const InputPlan& base, const onnx::ModelProto* model) {
+  ShapeSearch search;
+  search.specs = NameUnnamedAxes(std::move(specs));
+  search.base = base;
+  // The typical sizes, then smaller images (a text-line recogniser takes at most 80 rows) until one runs.
+  const auto typical = TypicalSizes(search.specs, model);
+  for (const std::int64_t divisor : {1, 2, 4, 7}) {
+    search.grown.clear();
+    for (const auto& [dim, size] : typical) {
+      if (!base.dims.count(dim)) search.grown[dim] = size == 1 ? 1 : std::max<std::int64_t>(size / divisor, 1);
+    }
+    if (search.grown.empty() || !RunFailure(session, search.specs, hints, search.Plan())) break;
+  }
+  if (!search.grown.empty() && RunFailure(session, search.specs, hints, search.Plan())) search.grown.clear();
+  if (!RunFailure(session, search.specs, hints, search.Plan())) {
+    search.runs = true;
+  } else {
+    // Each dimension alone first (the smallest change), then all of them together (a detector that
+    // needs height and width both at least its stride).
+    const auto free = FreeDims(search.specs, base);
+    for (const auto& d : free) {
+      if ((search.runs = Grow(session, search, hints, {d}))) break;
+    }
+    if (!search.runs && free.size() > 1) search.runs = Grow(session, search, hints, free);
+    if (!search.runs) return search;
+    for (const auto& [dim, size] : search.grown) {
+      auto finding =
+          FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size, SizeIn(base, search.specs, dim));
+      if (finding) search.findings.push_back(std::move(*finding));
+    }
+  }
+  MergeEqualAxes(session, search, hints);
+  return search;
+}
+
+}  // namespace ortkit

@@ -1,0 +1,73 @@
+#pragma once
+// Sizes the model itself accepts, found by running it: a guessed size that fails is grown until the
+// model runs ("needs at least N"), a sweep extreme that fails is narrowed to the largest size that
+// runs ("runs up to N"), and unnamed axes that must be equal are found to be one axis. A size the
+// model refuses is a requirement to report, not a defect; the batch axis is never searched, since a
+// batch that fails is one.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/synthesis.h"
+
+namespace ortkit {
+
+/// A size requirement found by running: `dim` needs at least `at_least` (sizes below fail), or runs
+/// up to `at_most` (sizes above fail). `failed_size` is the size that failed and `error` the runtime's
+/// message there.
+struct SizeFinding {
+  std::string dim;
+  std::string input;  ///< an input that has the dimension, and its axis
+  int axis = -1;
+  std::int64_t at_least = 0;
+  std::int64_t at_most = 0;
+  std::int64_t failed_size = 0;
+  std::string error;
+
+  std::string Describe() const;  ///< "'seq_len' (input 'ids' axis 1) runs up to 128: at 256 ..."
+  nlohmann::json ToJson() const;
+};
+
+struct ShapeSearch {
+  std::vector<TensorSpec> specs;              ///< unnamed axes named (INPUT:AXIS), merged where found equal
+  InputPlan base;                             ///< the plan given, sizes the search grew added to `grown`
+  std::map<std::string, std::int64_t> grown;  ///< sizes that replace a guess that failed
+  std::vector<SizeFinding> findings;
+  std::vector<std::string> notes;  ///< "unnamed axes 'a:0' and 'b:0' are one axis: ..."
+  bool runs = false;               ///< the plan (with `grown`) runs
+
+  /// `base` with the grown sizes: the shape to run, time and compare at.
+  InputPlan Plan() const;
+};
+
+/// Names the unnamed axes of `specs`, makes `base` run by growing the dimensions the user did not
+/// set (each alone in powers of two, then all together), and merges unnamed axes that only run at
+/// equal sizes. At most a few dozen runs at small sizes.
+/// Starts from the sizes typical of what the inputs hold (TypicalSizes) where the user gave none.
+ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
+                         const InputPlan& base, const onnx::ModelProto* model = nullptr);
+
+/// Sizes typical of what an input holds, for its dynamic dimensions (named as NameUnnamedAxes names
+/// them): an image (rank 4 with 1, 3 or 4 channels first or last) is 224 x 224, or the size the
+/// exporter recorded in the model's metadata (ultralytics' `imgsz`).
+std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model);
+
+/// Where a sweep extreme fails but the typical size runs: the boundary between them, by bisection,
+/// with every other dimension at `plan`'s sizes. `failing` may be below or above `passing`.
+/// nullopt when `failing` runs after all.
+std::optional<SizeFinding> FindSizeBoundary(Session& session, const std::vector<TensorSpec>& specs,
+                                            const std::map<std::string, ValueHint>& hints, const InputPlan& plan,
+                                            const std::string& dim, std::int64_t passing, std::int64_t failing);
+
+/// The runtime's message when `plan`'s synthesised inputs fail to run, nullopt when they run.
+std::optional<std::string> RunFailure(Session& session, const std::vector<TensorSpec>& specs,
+                                      const std::map<std::string, ValueHint>& hints, const InputPlan& plan);
+
+}  // namespace ortkit

@@ -1,0 +1,122 @@
+// The size search on models whose dimensions have no names or have limits: a guessed size that fails is
+// grown into a requirement, unnamed axes that must be equal become one, extremes are narrowed, and
+// nothing the model accepts is called a failure.
+#include "ortkit/validate/shape_search.h"
+
+#include <gtest/gtest.h>
+
+#include "ortkit/validate/sweep.h"
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+class ShapeSearchTest : public ::testing::Test {
+ protected:
+  void Load(const char* text) {
+    runtime_ = std::move(Runtime::Create().value());
+    model_ = testing::ParseModelText(text);
+    auto session = Session::CreateFromBytes(*runtime_, model_.SerializeAsString(), SessionConfig{});
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    session_ = std::move(session).value();
+  }
+  ShapeSearch Search(const InputPlan& base = {}) {
+    return SearchShapes(*session_, DescribeInputs(*session_).value(), AnalyzeInputValues(model_), base, &model_);
+  }
+  std::unique_ptr<Runtime> runtime_;
+  onnx::ModelProto model_;
+  std::unique_ptr<Session> session_;
+};
+
+// An audio front end as converters write it: samples [?, ?] with a reflect pad of 32 (at least 33
+// samples), and a recurrent state whose batch is its second, unnamed axis.
+constexpr const char* kAudio = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[?, ?] x, float[2, ?, 8] state) => (float[?, ?] y, float[2, ?, 8] next) {
+    pads = Constant <value = int64[4] {0, 32, 0, 32}> ()
+    y = Pad <mode = "reflect"> (x, pads)
+    m = ReduceMean <axes = [1], keepdims = 1> (y)
+    zero = Constant <value = int64[1] {0}> ()
+    u = Unsqueeze (m, zero)
+    next = Add (state, u)
+  }
+)";
+
+TEST_F(ShapeSearchTest, UnnamedAudioAxesAreNamedGrownAndMerged) {
+  Load(kAudio);
+  const ShapeSearch search = Search();
+  ASSERT_TRUE(search.runs);
+  EXPECT_EQ(search.specs[0].dims[0].symbol, "x:0");
+  EXPECT_EQ(search.specs[0].dims[1].symbol, "x:1");
+  EXPECT_EQ(search.specs[1].dims[1].symbol, "x:0") << "the state's batch is the samples' batch";
+  ASSERT_EQ(search.findings.size(), 1u);
+  EXPECT_EQ(search.findings[0].dim, "x:1");
+  EXPECT_EQ(search.findings[0].at_least, 33);
+  EXPECT_EQ(search.findings[0].failed_size, 32);
+  EXPECT_NE(search.findings[0].error.find("Pad"), std::string::npos) << search.findings[0].error;
+  EXPECT_GE(search.Plan().dims.at("x:1"), 33);
+
+  // The sweep runs on both axes from there, every cell passing.
+  SweepOptions options;
+  auto sweep = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  ASSERT_EQ(sweep->axes.size(), 2u);
+  EXPECT_EQ(sweep->axes[0].dim, "x:0");
+  EXPECT_EQ(sweep->axes[1].dim, "x:1");
+  EXPECT_EQ(sweep->axes[1].values.front(), 33);
+  EXPECT_TRUE(sweep->Passed());
+}
+
+// A model whose unnamed dims are sized by the user keeps the user's sizes: nothing is grown.
+TEST_F(ShapeSearchTest, SizesTheUserGaveAreKept) {
+  Load(kAudio);
+  InputPlan plan;
+  plan.dims["x:1"] = 16;
+  const ShapeSearch search = Search(plan);
+  EXPECT_FALSE(search.runs) << "16 samples cannot take a pad of 32, and the user asked for 16";
+  EXPECT_TRUE(search.grown.empty());
+}
+
+// An image with unnamed height and width: 224 x 224, each its own axis, the smallest size found.
+constexpr const char* kImage = R"(
+  <ir_version: 8, opset_import: ["" : 17]>
+  agraph (float[?, 3, ?, ?] x) => (float[?, 4, ?, ?] y) {
+    shape = Constant <value = int64[4] {4, 3, 5, 5}> ()
+    w = ConstantOfShape <value = float[1] {0.01}> (shape)
+    y = Conv (x, w)
+  }
+)";
+
+TEST_F(ShapeSearchTest, ImagesStartAt224AndTheirSmallestSizeIsFound) {
+  Load(kImage);
+  const ShapeSearch search = Search();
+  ASSERT_TRUE(search.runs);
+  EXPECT_EQ(search.Plan().dims.at("x:2"), 224);
+  EXPECT_EQ(search.Plan().dims.at("x:3"), 224);
+  SweepOptions options;
+  auto sweep = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  ASSERT_EQ(sweep->axes.size(), 3u);
+  EXPECT_EQ(sweep->axes[1].values.front(), 5) << "a 5x5 kernel needs 5 rows";
+  EXPECT_EQ(sweep->axes[1].values[1], 224);
+  EXPECT_TRUE(sweep->Passed());
+  ASSERT_GE(sweep->size_findings.size(), 2u);
+  EXPECT_EQ(sweep->size_findings[0].at_least, 5);
+  EXPECT_EQ(sweep->size_findings[0].failed_size, 4);
+}
+
+// The exporter's own image size (ultralytics writes imgsz) wins over 224.
+TEST_F(ShapeSearchTest, TheExportersImageSizeIsUsed) {
+  auto model = testing::ParseModelText(kImage);
+  auto* prop = model.add_metadata_props();
+  prop->set_key("imgsz");
+  prop->set_value("[320, 256]");
+  const auto typical = TypicalSizes(
+      NameUnnamedAxes({TensorSpec{"x", true, DataType::kFloat32, {DimSpec{}, DimSpec{3, ""}, DimSpec{}, DimSpec{}}}}),
+      &model);
+  EXPECT_EQ(typical.at("x:2"), 320);
+  EXPECT_EQ(typical.at("x:3"), 256);
+}
+
+}  // namespace
+}  // namespace ortkit
