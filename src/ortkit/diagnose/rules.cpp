@@ -633,6 +633,9 @@ void CheckStaticBatch(const ModelIndex& index, const LintOptions&, Findings& fin
       // Another input has a dynamic batch: a leading 1 here may be a forgotten axis or a broadcast one.
       if (value != 1) continue;
       const auto* other = ShapeOf(dynamic_batch_input->type());
+      // A first axis named as a sequence (a recurrent model over chunks, its state [layers, 1, hidden]) is no batch.
+      static const std::regex sequence_name(R"((seq|len|time|step|frame|chunk))", std::regex::icase);
+      if (other->dim(0).has_dim_param() && std::regex_search(other->dim(0).dim_param(), sequence_name)) continue;
       findings.Add(
           fmt::format("input '{}' has a fixed first dimension 1 (shape {}) while input '{}' has a dynamic first "
                       "dimension '{}' (shape {}): batches of other sizes will be refused unless this input "

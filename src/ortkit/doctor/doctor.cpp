@@ -15,6 +15,7 @@
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/tensor/statistics.h"
 
 namespace ortkit {
 namespace {
@@ -160,6 +161,29 @@ std::vector<Diagnosis> SweepDiagnoses(const SweepReport& report) {
   return diagnoses;
 }
 
+/// Whether one run on `inputs` gives NaN or Inf in any output (a failed run does not count).
+bool ProducesNan(Session& session, const std::vector<NamedTensor>& inputs) {
+  auto outputs = RunSession(session, RunRequest{inputs, {}});
+  if (!outputs.ok()) return false;
+  return std::any_of(outputs->begin(), outputs->end(), [](const NamedTensor& o) {
+    if (o.tensor.is_string()) return false;
+    const TensorStats stats = ComputeStats(o.tensor);
+    return stats.nan > 0 || stats.inf > 0;
+  });
+}
+
+/// Output dimensions the exporter named (unk__N, X_dim_N) lose their link to the inputs in the file; a
+/// sweep that ran every cell shows the outputs follow the inputs in practice: a note, not a warning.
+void SettleOutputDimNames(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
+  if (!sweep.Passed() || sweep.cells.size() < 2) return;
+  for (auto& d : diagnoses) {
+    if (d.code != "shape.output-dim-unrelated" || d.severity != Severity::kWarning) continue;
+    d.severity = Severity::kInfo;
+    d.message +=
+        fmt::format("; the sweep ran all {} cells, so the outputs follow the inputs in practice", sweep.cells.size());
+  }
+}
+
 /// A failed validation next to a TracerWarning about a traced `if` is the classic lost branch.
 std::vector<Diagnosis> ConnectBranchWarnings(const ExportRecord& record, const ValidationReport& validation) {
   std::vector<std::string> failed, passed;
@@ -253,6 +277,9 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
 
   InputPlan input_plan = options.inputs;
   if (record && input_plan.dim_sums.empty()) input_plan.dim_sums = record->dim_sums;
+  if (auto plan = ValidatePlan(input_plan, NameUnnamedAxes(*inputs)); !plan.ok()) {
+    report.notes.push_back("inputs: " + plan.error().message);
+  }
   // Sizes the model accepts: a guess that fails is grown until it runs, and reported as a requirement.
   ShapeSearch search = SearchShapes(**session, *inputs, hints, input_plan, &proto);
   report.notes.insert(report.notes.end(), search.notes.begin(), search.notes.end());
@@ -262,6 +289,20 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   auto synthesized = SynthesizeInputs(search.specs, hints, search.Plan());
   if (!synthesized.ok()) {
     report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
+  }
+  if (synthesized.ok() && ProducesNan(**session, *synthesized)) {
+    // Normal values are negative half the time: a model that takes a log or a square root of its input
+    // is right to give NaN there. Positive values are tried before the model is blamed.
+    InputPlan positive = search.Plan();
+    positive.positive_floats = true;
+    auto retried = SynthesizeInputs(search.specs, hints, positive);
+    if (retried.ok() && !ProducesNan(**session, *retried)) {
+      search.base.positive_floats = true;
+      synthesized = std::move(retried);
+      report.notes.push_back(
+          "float inputs drawn from [0.1, 1): with normal(0, 1) values the outputs held NaN or Inf, which a log "
+          "or a square root of a negative input gives; with positive ones they do not");
+    }
   }
   if (synthesized.ok()) {
     // One plain run: every output's shape against the model's declaration.
@@ -405,6 +446,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
           diagnoses.insert(diagnoses.end(), found_here.begin(), found_here.end());
         }
         if (provider.sweep) ConnectFrozenValues(*provider.sweep, diagnoses);
+        if (provider.sweep) SettleOutputDimNames(*provider.sweep, diagnoses);
         report.providers.push_back(std::move(provider));
       }
     }

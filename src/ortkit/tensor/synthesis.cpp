@@ -304,6 +304,7 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
       for (auto& s : t.strings()) s = "ortkit";
     } else {
       std::normal_distribution<double> normal(0.0, 1.0);
+      std::uniform_real_distribution<double> positive(0.1, 1.0);
       // An integer scalar is often a step, a length or a count: 0 there makes some kernels divide
       // by zero (ONNX Runtime's STFT with frame_step 0 dies of SIGFPE), so scalars start at 1.
       std::uniform_int_distribution<std::int64_t> small(t.element_count() == 1 ? 1 : 0, 3);
@@ -320,7 +321,7 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
             if (spec.type == DataType::kBool)
               v = coin(rng) ? 1 : 0;
             else if (info->is_float)
-              v = normal(rng);
+              v = plan.positive_floats ? positive(rng) : normal(rng);
             else
               v = static_cast<double>(small(rng));
         }

@@ -25,6 +25,9 @@ struct InputPlan {
   /// spans the cache and the new tokens, as export.json records it): always computed, never given a size.
   std::map<std::string, std::vector<std::string>> dim_sums;
   std::uint64_t seed = 0;
+  /// Floats without a hint: normal(0, 1), or uniform in [0.1, 1) when normal values make a correct model
+  /// emit NaN (the log or square root of a power spectrum, a variance, a probability).
+  bool positive_floats = false;
   /// Most bytes all synthesised inputs together may take: a model that fixes a dimension to 2^31
   /// is refused with the size named rather than allocated.
   std::uint64_t max_bytes = kMaxSynthesizedBytes;
