@@ -82,19 +82,8 @@ TEST_F(DoctorTrust, NanForEveryInputIsStillBroken) {
   EXPECT_FALSE(Noted(report, "float inputs drawn from"));
 }
 
-// Samples [?, ?] with a reflect pad of 32 and a state whose second, unnamed axis is the batch.
 TEST_F(DoctorTrust, AnAudioModelWithUnnamedDimsIsHealthyWithItsMinimumFound) {
-  const auto report = Doctor(R"(
-    <ir_version: 8, opset_import: ["" : 17]>
-    agraph (float[?, ?] x, float[2, ?, 8] state) => (float[?, ?] y, float[2, ?, 8] next) {
-      pads = Constant <value = int64[4] {0, 32, 0, 32}> ()
-      y = Pad <mode = "reflect"> (x, pads)
-      m = ReduceMean <axes = [1], keepdims = 1> (y)
-      zero = Constant <value = int64[1] {0}> ()
-      u = Unsqueeze (m, zero)
-      next = Add (state, u)
-    }
-  )");
+  const auto report = Doctor(testing::kUnnamedAudioModel.data());
   EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
   const Diagnosis* limit = Find(report, "sweep.size-limit");
   ASSERT_NE(limit, nullptr);

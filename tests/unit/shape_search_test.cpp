@@ -28,22 +28,8 @@ class ShapeSearchTest : public ::testing::Test {
   std::unique_ptr<Session> session_;
 };
 
-// An audio front end as converters write it: samples [?, ?] with a reflect pad of 32 (at least 33
-// samples), and a recurrent state whose batch is its second, unnamed axis.
-constexpr const char* kAudio = R"(
-  <ir_version: 8, opset_import: ["" : 17]>
-  agraph (float[?, ?] x, float[2, ?, 8] state) => (float[?, ?] y, float[2, ?, 8] next) {
-    pads = Constant <value = int64[4] {0, 32, 0, 32}> ()
-    y = Pad <mode = "reflect"> (x, pads)
-    m = ReduceMean <axes = [1], keepdims = 1> (y)
-    zero = Constant <value = int64[1] {0}> ()
-    u = Unsqueeze (m, zero)
-    next = Add (state, u)
-  }
-)";
-
 TEST_F(ShapeSearchTest, UnnamedAudioAxesAreNamedGrownAndMerged) {
-  Load(kAudio);
+  Load(testing::kUnnamedAudioModel.data());
   const ShapeSearch search = Search();
   ASSERT_TRUE(search.runs);
   EXPECT_EQ(search.specs[0].dims[0].symbol, "x:0");
@@ -69,7 +55,7 @@ TEST_F(ShapeSearchTest, UnnamedAudioAxesAreNamedGrownAndMerged) {
 
 // A model whose unnamed dims are sized by the user keeps the user's sizes: nothing is grown.
 TEST_F(ShapeSearchTest, SizesTheUserGaveAreKept) {
-  Load(kAudio);
+  Load(testing::kUnnamedAudioModel.data());
   InputPlan plan;
   plan.dims["x:1"] = 16;
   const ShapeSearch search = Search(plan);
