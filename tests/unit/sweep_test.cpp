@@ -145,6 +145,25 @@ TEST_F(SweepTest, AutoAxesStayWithinTheSizesTheModelIsMadeFor) {
   EXPECT_TRUE(bounded->Passed());
 }
 
+// The file declares the output [1, 4] (traced at batch 1), the run returns [batch, 4]: seen once batch varies.
+TEST_F(SweepTest, AFixedOutputSizeTheRunDoesNotKeepIsNamed) {
+  Load(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[N, 4] x) => (float[1, 4] y) {
+      y = Relu (x)
+    }
+  )");
+  const auto report = Sweep({"N=1,3"});
+  ASSERT_EQ(report.cells.size(), 2u);
+  EXPECT_EQ(report.cells[0].state, SweepCell::State::kPassed);
+  ASSERT_EQ(report.cells[1].diagnoses.size(), 1u);
+  const Diagnosis& d = report.cells[1].diagnoses[0];
+  EXPECT_EQ(d.code, "runtime.output-shape-differs");
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("declared float32[1, 4] but the run returned float32[3, 4]"), std::string::npos)
+      << d.message;
+}
+
 // A decoder step's mask spans the cache and the new tokens: total = past + seq.
 constexpr const char* kCacheAndMask = R"(
   <ir_version: 8, opset_import: ["" : 17]>

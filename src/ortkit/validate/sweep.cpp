@@ -80,6 +80,19 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
         std::find_if(output_specs.begin(), output_specs.end(), [&](const TensorSpec& s) { return s.name == out.name; });
     if (spec == output_specs.end() || spec->dims.size() != t.shape().size()) continue;
     for (std::size_t d = 0; d < spec->dims.size(); ++d) {
+      if (spec->dims[d].fixed() && spec->dims[d].value != t.shape()[d]) {
+        // A size the file declares fixed that the run does not keep: consumers that trust the declaration break.
+        Location where;
+        where.output = out.name;
+        where.dimension = std::to_string(d);
+        cell.diagnoses.push_back(Diagnose(
+            "runtime.output-shape-differs",
+            fmt::format("at {}: output '{}' is declared {} but the run returned {}: dimension {} is fixed to {} in the "
+                        "file",
+                        DimsText(dims), out.name, spec->Describe(), t.Describe(), d, spec->dims[d].value),
+            where));
+        continue;
+      }
       auto it = dims.find(spec->dims[d].symbol);
       if (spec->dims[d].fixed() || it == dims.end() || it->second == t.shape()[d]) continue;
       Location where;
