@@ -164,6 +164,25 @@ TEST_F(SweepTest, AFixedOutputSizeTheRunDoesNotKeepIsNamed) {
       << d.message;
 }
 
+// quantize_dynamic's pattern: one scale over the whole batch, so rows differ batched. Said, and a warning.
+TEST_F(SweepTest, DynamicQuantisationExplainsRowsThatDifferWhenBatched) {
+  Load(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[batch, 16] x) => (float[batch, 16] y) {
+      q, scale, zero = DynamicQuantizeLinear (x)
+      y = DequantizeLinear (q, scale, zero)
+    }
+  )");
+  const auto report = Sweep({"batch=1,8"});
+  ASSERT_EQ(report.cells.size(), 2u);
+  ASSERT_FALSE(report.cells[1].diagnoses.empty());
+  const Diagnosis& d = report.cells[1].diagnoses[0];
+  EXPECT_EQ(d.code, "sweep.batch-inconsistent");
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("dynamically quantised"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("one request at a time"), std::string::npos) << d.message;
+}
+
 // A decoder step's mask spans the cache and the new tokens: total = past + seq.
 constexpr const char* kCacheAndMask = R"(
   <ir_version: 8, opset_import: ["" : 17]>

@@ -285,7 +285,7 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "The output declares a symbolic dimension shared with an input (e.g. batch), but at this size the run returned another value: a size baked into the graph at export.",
    "Look for Reshape/Expand/Tile constants holding the traced size; compute target shapes from the input's Shape instead."},
   {"sweep.batch-inconsistent", E, "Rows of a batched run differ from the same rows run alone",
-   "Rows leak into each other (BatchNormalization in training mode, a reduction or reshape across the batch axis), or the batch size is baked into the graph.",
+   "Rows leak into each other (BatchNormalization in training mode, a reduction or reshape across the batch axis), or the batch size is baked into the graph. A dynamically quantised model (DynamicQuantizeLinear, as onnxruntime's quantize_dynamic writes) computes one scale for the whole batch, so its rows differ by design: ortkit says so, and makes it a warning.",
    "Export in eval() mode; reshape with -1 or 0 along the batch axis instead of a number; make reductions skip the batch axis."},
 
   // ---- export (the Python companion, `ortkit export`, and what export.json records)

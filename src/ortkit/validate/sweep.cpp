@@ -164,6 +164,31 @@ void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& inpu
   }
 }
 
+// The first node that quantises with a scale computed at run time (onnxruntime.quantization's
+// quantize_dynamic writes DynamicQuantizeLinear, or MatMulInteger/ConvInteger behind it).
+std::optional<std::string> DynamicQuantisationNode(const onnx::ModelProto& model) {
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const auto& node = model.graph().node(i);
+    if (node.op_type() == "DynamicQuantizeLinear" || node.op_type() == "DynamicQuantizeLSTM" ||
+        node.op_type() == "DynamicQuantizeMatMul")
+      return fmt::format("'{}' ({})", node.name().empty() ? "#" + std::to_string(i) : node.name(), node.op_type());
+  }
+  return std::nullopt;
+}
+
+// Rows of a dynamically quantised model differ when batched by design: one scale for the whole batch.
+void ExplainQuantisedRows(const std::string& node, SweepCell& cell) {
+  for (auto& d : cell.diagnoses) {
+    if (d.code != "sweep.batch-inconsistent") continue;
+    d.severity = Severity::kWarning;
+    d.message += fmt::format(
+        "; the model is dynamically quantised ({}): the scale is computed over the whole batch, so a row's result "
+        "depends on the other rows. It is usable one request at a time, or batched where results within the "
+        "quantisation step are acceptable",
+        node);
+  }
+}
+
 // An auto sweep's extremes that fail where the typical size runs are the model's limits, not its
 // defects: each non-batch axis's smallest and largest value is probed with every other axis at its
 // typical size, and one that fails is replaced by the boundary found (a size finding).
@@ -353,6 +378,7 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
     }
   };
 
+  const auto dynamic_quantisation = DynamicQuantisationNode(model);
   std::vector<std::size_t> odometer(report.axes.size(), 0);
   while (true) {
     InputPlan plan = search.Plan();
@@ -391,6 +417,7 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
     for (auto& d : cell.diagnoses) {
       if (d.code.rfind("runtime.", 0) == 0) add_suspects(d);
     }
+    if (dynamic_quantisation) ExplainQuantisedRows(*dynamic_quantisation, cell);
     if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
     report.cells.push_back(std::move(cell));
 
