@@ -495,6 +495,42 @@ TEST_F(LocalizeTest, AliasingOutputsAreCopied) {
   EXPECT_EQ(report->stats.values_compared, 6u);
 }
 
+// A Dropout left in training mode drops activations in the framework (its references) and not in ONNX
+// Runtime: the divergence is at that node, and the check already knows why, so localisation says that
+// instead of blaming a kernel.
+TEST_F(LocalizeTest, ADivergenceTheCheckExplainsGetsTheChecksCause) {
+  const auto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[N, 64] x) => (float[N, 64] y) {
+      a = Relu (x)
+      ratio = Constant <value = float {0.5}> ()
+      training = Constant <value = bool {1}> ()
+      d = Dropout (a, ratio, training)
+      y = Sigmoid (d)
+    }
+  )");
+  LocalizeReport report;
+  report.label_a = "reference";
+  report.label_b = "cpu";
+  report.walked = report.complete = true;
+  Divergence divergence;
+  divergence.value = "d";
+  divergence.node = "#3 Dropout";
+  divergence.op_type = "Dropout";
+  divergence.node_index = 3;
+  divergence.comparison.passed = false;
+  divergence.comparison.problem = "128 of 256 elements differ";
+  report.divergence = divergence;
+  const auto plain = LocalizeDiagnoses(report);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].cause.find("ortkit check"), std::string::npos);
+  const auto informed = LocalizeDiagnoses(report, &model);
+  ASSERT_EQ(informed.size(), 1u);
+  EXPECT_EQ(informed[0].code, "validate.diverges-at-node");
+  EXPECT_NE(informed[0].cause.find("graph.training-dropout"), std::string::npos) << informed[0].cause;
+  EXPECT_NE(informed[0].fix, plain[0].fix);
+}
+
 TEST_F(LocalizeTest, BadModelsAndReferencesAreErrors) {
   LocalizeOptions options;
   auto missing = LocalizeAgainstReference(*runtime_, ModelSource{dir_.path() / "absent.onnx", {}}, SessionConfig{},

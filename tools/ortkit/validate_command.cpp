@@ -130,11 +130,10 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
   return head + table.Render(style) + problems;
 }
 
-std::string RenderLocalize(const LocalizeReport& report, const Style& style) {
+std::string RenderLocalize(const LocalizeReport& report, const std::vector<Diagnosis>& diagnoses, const Style& style) {
   std::string out =
       fmt::format("\n{} ({} vs {}: {} values walked{})\n", style.Bold("localisation"), report.label_a, report.label_b,
                   report.walked, report.complete ? "" : ", incomplete: " + report.stopped_because);
-  const auto diagnoses = LocalizeDiagnoses(report);
   if (diagnoses.empty()) out += "  every intermediate value agrees\n";
   for (const auto& d : diagnoses) out += RenderDiagnosis(d, style);
   return out;
@@ -200,8 +199,11 @@ int Run(const ValidateFlags& flags) {
       text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
       json["localize"] = {{"error", localized.error().message}};
     } else {
+      const auto diagnoses =
+          LocalizeDiagnoses(*localized, opened->model != nullptr ? opened->model->proto.get() : nullptr);
       json["localize"] = localized->ToJson();
-      text += RenderLocalize(*localized, style);
+      json["localize"]["diagnoses"] = diagnoses;
+      text += RenderLocalize(*localized, diagnoses, style);
     }
   };
 

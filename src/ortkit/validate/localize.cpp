@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/core/units.h"
+#include "ortkit/diagnose/rules.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
@@ -577,7 +578,7 @@ Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelSource
   return saved;
 }
 
-std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report) {
+std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onnx::ModelProto* model) {
   std::vector<Diagnosis> diagnoses;
   if (const auto& d = report.divergence) {
     const auto& c = d->comparison;
@@ -609,7 +610,18 @@ std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report) {
       diagnoses.push_back(Diagnose("validate.nan-origin", std::move(message), std::move(where)));
       return diagnoses;
     }
-    diagnoses.push_back(Diagnose("validate.diverges-at-node", std::move(message), std::move(where)));
+    Diagnosis diverges = Diagnose("validate.diverges-at-node", std::move(message), std::move(where));
+    if (model != nullptr) {
+      // The check may already know why this node differs between runs: say that rather than blame a kernel.
+      for (const auto& known : LintModel(*model)) {
+        if (known.location.node != d->node || known.severity == Severity::kInfo) continue;
+        diverges.cause =
+            fmt::format("`ortkit check` already knows why: {} ({}). {}", known.message, known.code, known.cause);
+        diverges.fix = known.fix;
+        break;
+      }
+    }
+    diagnoses.push_back(std::move(diverges));
   } else if (report.vanished()) {
     std::vector<std::string> failing;
     for (const auto& o : report.outputs.outputs) {

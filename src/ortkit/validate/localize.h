@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
@@ -124,7 +125,9 @@ struct LocalizeReport {
 
 /// Findings for people: validate.diverges-at-node, validate.divergence-vanished or
 /// validate.localize-incomplete. Empty when the runs agree everywhere.
-std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report);
+/// With `model`, a divergence at a node that `check`'s rules already explain (a Dropout in training mode)
+/// gets that explanation as its cause and fix, rather than a kernel being blamed.
+std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onnx::ModelProto* model = nullptr);
 
 /// Localises between the two sides of `plan` on `inputs`. Sides with an empty `model` load
 /// `model`; sides with their own model (the same graph with other weights, say) are compared value
