@@ -590,6 +590,9 @@ TEST(LocalizeNaN, TheFirstNodeToProduceNaNIsNamed) {
   EXPECT_NE(diagnoses[0].message.find("node 'log_of_negative' (Log) is the first to produce NaN"), std::string::npos)
       << diagnoses[0].message;
   EXPECT_NE(diagnoses[0].message.find("4 NaN of 8 elements"), std::string::npos) << diagnoses[0].message;
+  // The values the Log was given: (x - 10) * 2 over x in 1..4 and 11..14.
+  EXPECT_NE(diagnoses[0].message.find("'scaled' from node 'scale' (Mul, agrees) in [-18, 8]"), std::string::npos)
+      << diagnoses[0].message;
 }
 
 }  // namespace

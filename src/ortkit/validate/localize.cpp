@@ -18,11 +18,15 @@
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/tensor/statistics.h"
 #include "ortkit/tensor/tensor_proto.h"
 #include "ortkit/tensor/test_case.h"
 
 namespace ortkit {
 namespace {
+
+// Values compared and found to agree, with their range (for the NaN origin's inputs).
+using AgreedValues = std::unordered_map<std::string, TensorStats>;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -244,7 +248,7 @@ struct Walk {
 /// The walk itself: chunk by chunk until the first value outside the tolerance.
 Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSource& source_b,
                   const LocalizeOptions& options, Clock::time_point start, LocalizeReport& report,
-                  std::unordered_set<std::string>& agreed) {
+                  AgreedValues& agreed) {
   const std::size_t chunk_size = std::max<std::size_t>(1, options.chunk_size);
   const std::size_t considered =
       options.max_values > 0 ? std::min(options.max_values, walk.values.size()) : walk.values.size();
@@ -288,7 +292,7 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
       // is made by the node that first produces it (every value before it was free of NaN).
       const bool nan_origin = comparison.passed && comparison.nan_both > 0;
       if (comparison.passed && !nan_origin) {
-        agreed.insert(name);
+        agreed.emplace(name, ComputeStats(e->tensor));
         continue;
       }
       Divergence divergence;
@@ -319,7 +323,7 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
 
 /// Fills in the node, its inputs and the last agreeing value upstream of the divergence.
 void DescribeDivergence(const onnx::GraphProto& graph, const GraphIndex& index, const Walk& walk,
-                        const std::unordered_set<std::string>& agreed, Divergence& divergence) {
+                        const AgreedValues& agreed, Divergence& divergence) {
   const int node_index = index.producer.at(divergence.value);
   const auto& node = graph.node(node_index);
   divergence.node_index = node_index;
@@ -332,6 +336,7 @@ void DescribeDivergence(const onnx::GraphProto& graph, const GraphIndex& index, 
       up.node = NodeDisplayName(graph.node(it->second), it->second);
       up.op_type = graph.node(it->second).op_type();
       up.state = agreed.count(value) ? UpstreamValue::State::kAgreed : UpstreamValue::State::kNotCompared;
+      if (auto stats = agreed.find(value); stats != agreed.end()) up.range = stats->second;
     } else if (index.initializers.count(value)) {
       up.state = UpstreamValue::State::kInitializer;
     } else if (index.graph_inputs.count(value)) {
@@ -409,6 +414,16 @@ std::string UpstreamText(const UpstreamValue& up) {
   return fmt::format("'{}' from node '{}' ({}, {})", up.value, up.node, up.op_type, ToString(up.state));
 }
 
+// "'x' from node 'n' (Sub, agrees) in [-3.2, 1.7]": a NaN origin's inputs with the values they held.
+std::string UpstreamRangeText(const UpstreamValue& up) {
+  std::string text = UpstreamText(up);
+  if (!up.range) return text;
+  const TensorStats& r = *up.range;
+  if (r.finite > 0) text += fmt::format(" in [{:.4g}, {:.4g}]", r.min, r.max);
+  if (r.inf > 0) text += fmt::format(", {} infinite", r.inf);
+  return text;
+}
+
 }  // namespace
 
 const char* ToString(UpstreamValue::State state) {
@@ -462,7 +477,7 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, cons
       return RunExposing(runtime, m, side.config, side.label, names, inputs, report.stats);
     };
   };
-  std::unordered_set<std::string> agreed;
+  AgreedValues agreed;
   ORTKIT_RETURN_IF_ERROR(
       WalkChunks(walk, source(model_a, plan.a), source(model_b, plan.b), options, start, report, agreed));
   if (report.divergence) {
@@ -520,7 +535,7 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSou
   ChunkSource from_session = [&](std::span<const std::string> names) {
     return RunExposing(runtime, working, config, report.label_b, names, inputs, report.stats);
   };
-  std::unordered_set<std::string> agreed;
+  AgreedValues agreed;
   ORTKIT_RETURN_IF_ERROR(WalkChunks(walk, from_reference, from_session, options, start, report, agreed));
   if (report.divergence) DescribeDivergence(working.proto.graph(), working.index, walk, agreed, *report.divergence);
   report.stats.elapsed_ms = MillisecondsSince(start);
@@ -601,7 +616,7 @@ std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onn
     where.tensor = d->value;
     if (d->nan_origin) {
       std::vector<std::string> inputs;
-      for (const auto& in : d->inputs) inputs.push_back(UpstreamText(in));
+      for (const auto& in : d->inputs) inputs.push_back(UpstreamRangeText(in));
       message = fmt::format(
           "node '{}' ({}) is the first to produce NaN: '{}' holds {} NaN of {} elements in both {} and {}, and no "
           "value before it holds any{}",
@@ -649,6 +664,7 @@ nlohmann::json LocalizeReport::ToJson() const {
   if (!stopped_because.empty()) j["stopped_because"] = stopped_because;
   auto upstream = [](const UpstreamValue& up) {
     nlohmann::json u = {{"value", up.value}, {"state", ToString(up.state)}};
+    if (up.range && up.range->finite > 0) u["range"] = {up.range->min, up.range->max};
     if (!up.node.empty()) {
       u["node"] = up.node;
       u["op_type"] = up.op_type;

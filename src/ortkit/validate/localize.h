@@ -35,6 +35,7 @@
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/statistics.h"
 #include "ortkit/tensor/tensor.h"
 #include "ortkit/validate/compare.h"
 #include "ortkit/validate/cross_check.h"
@@ -77,6 +78,7 @@ struct UpstreamValue {
   State state = State::kNotCompared;
   std::string node;  ///< producing node's display name; empty for graph inputs and initializers
   std::string op_type;
+  std::optional<TensorStats> range;  ///< the values it held, when it was compared and agreed
 };
 
 const char* ToString(UpstreamValue::State state);
