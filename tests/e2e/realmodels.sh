@@ -41,6 +41,8 @@ if name == "silero-vad":
     assert any("'input:0' and 'state:1'" in n for n in cpu["notes"]), cpu["notes"]
 if name == "nudenet":
     assert "images[1, 3, 320, 320]" in shape, shape  # ultralytics' imgsz metadata
+    assert min(axes["height"]) == 32 and min(axes["width"]) == 32, axes  # and its stride
+    assert any("metadata 'stride': 32" in n for n in cpu["notes"]), cpu["notes"]
 if name == "ppocr-rec":
     assert max(axes["x:2"]) == 80, axes  # a text line of at most 80 rows
 if name == "ppocr-det":

@@ -104,5 +104,39 @@ TEST_F(ShapeSearchTest, TheExportersImageSizeIsUsed) {
   EXPECT_EQ(typical.at("x:3"), 256);
 }
 
+// A detector runs only where its feature maps line up (SpaceToDepth stands for that here: sizes in
+// multiples of 4); the stride the exporter recorded (8) is what the sizes are searched and swept in.
+constexpr const char* kStrided = R"(
+  <ir_version: 8, opset_import: ["" : 17], metadata_props: ["stride" : "8", "imgsz" : "64"]>
+  agraph (float[?, 3, ?, ?] x) => (float[?, 48, ?, ?] y) {
+    y = SpaceToDepth <blocksize = 4> (x)
+  }
+)";
+
+TEST_F(ShapeSearchTest, ImageSizesComeInMultiplesOfTheRecordedStride) {
+  Load(kStrided);
+  const ShapeSearch search = Search();
+  ASSERT_TRUE(search.runs);
+  EXPECT_EQ(search.StepOf("x:2"), 8);
+  EXPECT_EQ(search.StepOf("x:0"), 1);
+  auto stepped = FindSizeBoundary(*session_, search.specs, {}, search.Plan(), "x:2", 64, 1, 8);
+  ASSERT_TRUE(stepped.has_value());
+  EXPECT_EQ(stepped->at_least, 8);
+  EXPECT_EQ(stepped->failed_size, 1);
+  EXPECT_NE(stepped->Describe().find("multiples of 8"), std::string::npos) << stepped->Describe();
+  auto free = FindSizeBoundary(*session_, search.specs, {}, search.Plan(), "x:2", 64, 1);
+  ASSERT_TRUE(free.has_value());
+  EXPECT_EQ(free->at_least, 4) << "without the stride, the smallest size that runs";
+  EXPECT_EQ(free->failed_size, 3);
+
+  SweepOptions options;
+  auto sweep = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(sweep.ok()) << sweep.error().message;
+  ASSERT_EQ(sweep->axes.size(), 3u);
+  EXPECT_EQ(sweep->axes[1].values, (std::vector<std::int64_t>{8, 64, 128}));
+  EXPECT_TRUE(sweep->Passed());
+  EXPECT_TRUE(sweep->size_findings.empty());
+}
+
 }  // namespace
 }  // namespace ortkit

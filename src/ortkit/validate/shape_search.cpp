@@ -129,20 +129,70 @@ void MergeEqualAxes(Session& session, ShapeSearch& search, const std::map<std::s
   }
 }
 
+// The whole numbers in a metadata value: "[320, 320]" -> {320, 320}, "32" -> {32}.
+std::vector<std::int64_t> NumbersIn(const std::string& text) {
+  std::vector<std::int64_t> numbers;
+  std::int64_t value = 0;
+  bool digits = false;
+  for (char c : text + " ") {
+    if (c >= '0' && c <= '9' && value < (std::int64_t{1} << 40)) {
+      value = value * 10 + (c - '0');
+      digits = true;
+    } else if (digits) {
+      numbers.push_back(value);
+      value = 0;
+      digits = false;
+    }
+  }
+  return numbers;
+}
+
+std::vector<std::int64_t> MetadataNumbers(const onnx::ModelProto* model, const std::string& key) {
+  if (model == nullptr) return {};
+  for (const auto& prop : model->metadata_props()) {
+    if (prop.key() == key) return NumbersIn(prop.value());
+  }
+  return {};
+}
+
+// The symbols of image inputs' height and width (rank 4, with 1, 3 or 4 channels first or last).
+std::vector<std::string> ImageAxes(const std::vector<TensorSpec>& specs) {
+  auto channels = [](const DimSpec& d) { return d.fixed() && (d.value == 1 || d.value == 3 || d.value == 4); };
+  std::vector<std::string> axes;
+  for (const auto& spec : specs) {
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (spec.dims.size() != 4 || info == nullptr || !info->is_float) continue;
+    const bool first = channels(spec.dims[1]);
+    if (!first && !channels(spec.dims[3])) continue;
+    for (std::size_t axis : {first ? 2 : 1, first ? 3 : 2}) {
+      const DimSpec& d = spec.dims[axis];
+      axes.push_back(!d.fixed() && !d.symbol.empty() ? d.symbol : "");
+    }
+  }
+  return axes;
+}
+
 }  // namespace
 
 std::string SizeFinding::Describe() const {
   const std::string where = input.empty() ? "" : fmt::format(" (input '{}' axis {})", input, axis);
   const std::string need =
       at_least > 0 ? fmt::format("needs at least {}", at_least) : fmt::format("runs up to {}", at_most);
-  return fmt::format("'{}'{} {}: at {} ONNX Runtime fails: {}", dim, where, need, failed_size, error);
+  const std::string in_steps = step > 1 ? fmt::format(" (in multiples of {}, the model's stride)", step) : "";
+  return fmt::format("'{}'{} {}{}: at {} ONNX Runtime fails: {}", dim, where, need, in_steps, failed_size, error);
 }
 
 nlohmann::json SizeFinding::ToJson() const {
   nlohmann::json j = {{"dim", dim}, {"input", input}, {"axis", axis}, {"failed_size", failed_size}, {"error", error}};
   if (at_least > 0) j["at_least"] = at_least;
   if (at_most > 0) j["at_most"] = at_most;
+  if (step > 1) j["step"] = step;
   return j;
+}
+
+std::int64_t ShapeSearch::StepOf(const std::string& dim) const {
+  auto it = steps.find(dim);
+  return it == steps.end() ? 1 : it->second;
 }
 
 InputPlan ShapeSearch::Plan() const {
@@ -162,68 +212,65 @@ std::optional<std::string> RunFailure(Session& session, const std::vector<Tensor
 
 std::optional<SizeFinding> FindSizeBoundary(Session& session, const std::vector<TensorSpec>& specs,
                                             const std::map<std::string, ValueHint>& hints, const InputPlan& plan,
-                                            const std::string& dim, std::int64_t passing, std::int64_t failing) {
+                                            const std::string& dim, std::int64_t passing, std::int64_t failing,
+                                            std::int64_t step) {
   InputPlan probe = plan;
   probe.max_bytes = std::min(probe.max_bytes, kSearchBytes);
   probe.dims[dim] = failing;
   auto error = RunFailure(session, specs, hints, probe);
   if (!error) return std::nullopt;
+  // The search runs over multiples of `step` (k * step); the failing size stands at its own index,
+  // rounded away from the passing size, so the order of sizes is kept.
+  if (step < 1 || passing % step != 0) step = 1;
+  const bool below = failing < passing;
+  const std::int64_t failing_k = below ? failing / step : (failing + step - 1) / step;
+  auto size_of = [&](std::int64_t k) { return k == failing_k ? failing : k * step; };
+  auto fails = [&](std::int64_t k) {
+    probe.dims[dim] = size_of(k);
+    auto failed = RunFailure(session, specs, hints, probe);
+    if (failed) error = std::move(failed);
+    return failed.has_value();
+  };
+  std::int64_t good = passing / step;
+  std::int64_t bad = failing_k;
   // Halve (or double) from the passing size towards the failing one first: sizes that must fit a stride
   // run at 320 and 40 but not at 24, so the boundary is searched next to the nearest failure.
-  std::int64_t good = passing;
-  std::int64_t bad = failing;
-  for (std::int64_t step = failing < passing ? passing / 2 : passing * 2;
-       failing < passing ? step > failing : step < failing; step = failing < passing ? step / 2 : step * 2) {
-    probe.dims[dim] = step;
-    if (auto failed = RunFailure(session, specs, hints, probe)) {
-      bad = step;
-      error = std::move(failed);
+  for (std::int64_t k = below ? good / 2 : good * 2; below ? k > bad : k < bad; k = below ? k / 2 : k * 2) {
+    if (fails(k)) {
+      bad = k;
       break;
     }
-    good = step;
+    good = k;
   }
   while (std::llabs(bad - good) > 1) {
     const std::int64_t mid = good + (bad - good) / 2;
-    probe.dims[dim] = mid;
-    if (auto failed = RunFailure(session, specs, hints, probe)) {
-      bad = mid;
-      error = std::move(failed);
-    } else {
-      good = mid;
-    }
+    (fails(mid) ? bad : good) = mid;
   }
   SizeFinding finding;
   finding.dim = dim;
   std::tie(finding.input, finding.axis) = WhereIs(specs, dim);
-  (failing < passing ? finding.at_least : finding.at_most) = good;
-  finding.failed_size = bad;
+  (below ? finding.at_least : finding.at_most) = good * step;
+  finding.failed_size = size_of(bad);
+  finding.step = step;
   finding.error = FirstLine(*error);
   return finding;
 }
 
+std::map<std::string, std::int64_t> SizeSteps(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model) {
+  const auto stride = MetadataNumbers(model, "stride");
+  std::map<std::string, std::int64_t> steps;
+  if (stride.size() != 1 || stride[0] < 2 || stride[0] > 1024) return steps;
+  for (const auto& symbol : ImageAxes(specs)) {
+    if (!symbol.empty()) steps.emplace(symbol, stride[0]);
+  }
+  return steps;
+}
+
 std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model) {
   std::vector<std::int64_t> image{224, 224};
-  if (model != nullptr) {
-    for (const auto& prop : model->metadata_props()) {
-      if (prop.key() != "imgsz") continue;
-      // "[320, 320]" or "640"
-      std::vector<std::int64_t> sizes;
-      std::int64_t value = 0;
-      bool digits = false;
-      for (char c : prop.value() + " ") {
-        if (c >= '0' && c <= '9') {
-          value = value * 10 + (c - '0');
-          digits = true;
-        } else if (digits) {
-          sizes.push_back(value);
-          value = 0;
-          digits = false;
-        }
-      }
-      if (sizes.size() == 1) sizes.push_back(sizes[0]);
-      if (sizes.size() == 2 && sizes[0] > 0 && sizes[0] <= 8192 && sizes[1] > 0 && sizes[1] <= 8192) image = sizes;
-    }
-  }
+  auto imgsz = MetadataNumbers(model, "imgsz");  // "[320, 320]" or "640"
+  if (imgsz.size() == 1) imgsz.push_back(imgsz[0]);
+  if (imgsz.size() == 2 && imgsz[0] > 0 && imgsz[0] <= 8192 && imgsz[1] > 0 && imgsz[1] <= 8192) image = imgsz;
   std::map<std::string, std::int64_t> typical;
   // A first axis whose name says nothing (paddle2onnx's p2o.DynamicDimension.0) holds rows: 1, as a batch.
   for (const auto& spec : specs) {
@@ -231,17 +278,9 @@ std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& 
     const std::string& symbol = spec.dims[0].symbol;
     if (UnnamedAxisOf(symbol) < 0 && DefaultDimSize(symbol, 0) == 4) typical.emplace(symbol, 1);
   }
-  auto channels = [](const DimSpec& d) { return d.fixed() && (d.value == 1 || d.value == 3 || d.value == 4); };
-  for (const auto& spec : specs) {
-    const DataTypeInfo* info = FindDataType(spec.type);
-    if (spec.dims.size() != 4 || info == nullptr || !info->is_float) continue;
-    const bool first = channels(spec.dims[1]);
-    const std::size_t h = first ? 2 : 1;
-    if (!first && !channels(spec.dims[3])) continue;
-    for (std::size_t axis : {h, h + 1}) {
-      const DimSpec& d = spec.dims[axis];
-      if (!d.fixed() && !d.symbol.empty()) typical.emplace(d.symbol, image[axis - h]);
-    }
+  const auto image_axes = ImageAxes(specs);
+  for (std::size_t i = 0; i < image_axes.size(); ++i) {
+    if (!image_axes[i].empty()) typical.emplace(image_axes[i], image[i % 2]);
   }
   return typical;
 }
@@ -251,6 +290,7 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
   ShapeSearch search;
   search.specs = NameUnnamedAxes(std::move(specs));
   search.base = base;
+  search.steps = SizeSteps(search.specs, model);
   // The typical sizes, then smaller images (a text-line recogniser takes at most 80 rows) until one runs.
   const auto typical = TypicalSizes(search.specs, model);
   for (const std::int64_t divisor : {1, 2, 4, 7}) {
@@ -273,8 +313,8 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
     if (!search.runs && free.size() > 1) search.runs = Grow(session, search, hints, free);
     if (!search.runs) return search;
     for (const auto& [dim, size] : search.grown) {
-      auto finding =
-          FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size, SizeIn(base, search.specs, dim));
+      auto finding = FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size,
+                                      SizeIn(base, search.specs, dim), search.StepOf(dim));
       if (finding) search.findings.push_back(std::move(*finding));
     }
   }

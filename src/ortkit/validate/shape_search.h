@@ -29,6 +29,7 @@ struct SizeFinding {
   std::int64_t at_least = 0;
   std::int64_t at_most = 0;
   std::int64_t failed_size = 0;
+  std::int64_t step = 1;  ///< sizes searched in multiples of this (the model's stride)
   std::string error;
 
   std::string Describe() const;  ///< "'seq_len' (input 'ids' axis 1) runs up to 128: at 256 ..."
@@ -40,11 +41,13 @@ struct ShapeSearch {
   InputPlan base;                             ///< the plan given, sizes the search grew added to `grown`
   std::map<std::string, std::int64_t> grown;  ///< sizes that replace a guess that failed
   std::vector<SizeFinding> findings;
-  std::vector<std::string> notes;  ///< "unnamed axes 'a:0' and 'b:0' are one axis: ..."
-  bool runs = false;               ///< the plan (with `grown`) runs
+  std::map<std::string, std::int64_t> steps;  ///< sizes that come in multiples (SizeSteps)
+  std::vector<std::string> notes;             ///< "unnamed axes 'a:0' and 'b:0' are one axis: ..."
+  bool runs = false;                          ///< the plan (with `grown`) runs
 
   /// `base` with the grown sizes: the shape to run, time and compare at.
   InputPlan Plan() const;
+  std::int64_t StepOf(const std::string& dim) const;  ///< 1 where sizes are free
 };
 
 /// Names the unnamed axes of `specs`, makes `base` run by growing the dimensions the user did not
@@ -59,12 +62,17 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
 /// exporter recorded in the model's metadata (ultralytics' `imgsz`).
 std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model);
 
-/// Where a sweep extreme fails but the typical size runs: the boundary between them, by bisection,
-/// with every other dimension at `plan`'s sizes. `failing` may be below or above `passing`.
-/// nullopt when `failing` runs after all.
+/// The multiples image sizes come in, from the exporter's metadata (ultralytics' `stride`: a detector
+/// whose feature maps are concatenated across scales runs only where they line up).
+std::map<std::string, std::int64_t> SizeSteps(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model);
+
+/// Where a sweep extreme fails but the typical size runs: the boundary between them, by bisection
+/// over multiples of `step` (when `passing` is one), with every other dimension at `plan`'s sizes.
+/// `failing` may be below or above `passing`. nullopt when `failing` runs after all.
 std::optional<SizeFinding> FindSizeBoundary(Session& session, const std::vector<TensorSpec>& specs,
                                             const std::map<std::string, ValueHint>& hints, const InputPlan& plan,
-                                            const std::string& dim, std::int64_t passing, std::int64_t failing);
+                                            const std::string& dim, std::int64_t passing, std::int64_t failing,
+                                            std::int64_t step = 1);
 
 /// The runtime's message when `plan`'s synthesised inputs fail to run, nullopt when they run.
 std::optional<std::string> RunFailure(Session& session, const std::vector<TensorSpec>& specs,

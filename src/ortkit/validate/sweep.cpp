@@ -192,9 +192,10 @@ void ExplainQuantisedRows(const std::string& node, SweepCell& cell) {
 // An auto sweep's extremes that fail where the typical size runs are the model's limits, not its
 // defects: each non-batch axis's smallest and largest value is probed with every other axis at its
 // typical size, and one that fails is replaced by the boundary found (a size finding).
-void NarrowExtremes(Session& session, const std::vector<TensorSpec>& specs,
-                    const std::map<std::string, ValueHint>& hints, const InputPlan& start, SweepReport& report) {
-  InputPlan typical = start;
+void NarrowExtremes(Session& session, const ShapeSearch& search, const std::map<std::string, ValueHint>& hints,
+                    SweepReport& report) {
+  const std::vector<TensorSpec>& specs = search.specs;
+  InputPlan typical = search.Plan();
   const std::string batch = DetectBatchDim(specs);
   auto typical_of = [](const SweepAxis& axis) { return axis.values[std::min<std::size_t>(1, axis.values.size() - 1)]; };
   for (const auto& axis : report.axes) typical.dims[axis.dim] = typical_of(axis);
@@ -205,7 +206,8 @@ void NarrowExtremes(Session& session, const std::vector<TensorSpec>& specs,
     for (const bool low : {true, false}) {
       const std::int64_t extreme = low ? axis.values.front() : axis.values.back();
       if (extreme == middle) continue;
-      auto finding = FindSizeBoundary(session, specs, hints, typical, axis.dim, middle, extreme);
+      auto finding =
+          FindSizeBoundary(session, specs, hints, typical, axis.dim, middle, extreme, search.StepOf(axis.dim));
       if (!finding) continue;
       const std::int64_t bound = low ? finding->at_least : finding->at_most;
       for (auto& v : axis.values) v = low ? std::max(v, bound) : std::min(v, bound);
@@ -341,12 +343,18 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   report.notes = search.notes;
   if (options.axes.empty()) {
     std::map<std::string, std::int64_t> least;
+    for (const auto& [dim, step] : search.steps) {
+      least[dim] = step;
+      report.notes.push_back(
+          fmt::format("'{}' is swept from {}, a multiple of the stride the exporter recorded (metadata 'stride': {})",
+                      dim, step, step));
+    }
     for (const auto& f : search.findings) {
       if (f.at_least > 0) least[f.dim] = f.at_least;
     }
     report.axes =
         ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown, least);
-    if (search.runs) NarrowExtremes(session, input_specs, hints, search.Plan(), report);
+    if (search.runs) NarrowExtremes(session, search, hints, report);
   } else {
     report.axes = options.axes;
   }
