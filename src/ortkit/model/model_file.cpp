@@ -1,5 +1,6 @@
 #include "ortkit/model/model_file.h"
 
+#include "ortkit/core/text.h"
 #include "ortkit/core/files.h"
 #include "ortkit/core/units.h"
 
@@ -30,12 +31,6 @@ namespace pbio = google::protobuf::io;
 using WireType = google::protobuf::internal::WireFormatLite::WireType;
 
 constexpr std::uint64_t kProtobufLimit = 2147483647ULL;  // 2 GiB - 1: protobuf's message limit
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 std::string_view TrimLeft(std::string_view s) {
   std::size_t i = 0;

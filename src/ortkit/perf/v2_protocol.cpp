@@ -1,4 +1,5 @@
 #include "ortkit/perf/v2_protocol.h"
+#include "ortkit/core/text.h"
 
 #include <algorithm>
 #include <cstring>
@@ -112,15 +113,11 @@ Result<ServedModel> ParseModelMetadata(std::string_view text) {
 }
 
 std::map<std::string, ValueHint> HintsFromNames(const std::vector<TensorSpec>& inputs) {
-  auto contains = [](std::string name, std::string_view part) {
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    return name.find(part) != std::string::npos;
-  };
   std::map<std::string, ValueHint> hints;
   for (const auto& spec : inputs) {
-    if (contains(spec.name, "mask")) {
+    if (NameHas(spec.name, {"mask"})) {
       hints[spec.name] = ValueHint{ValueHint::Kind::kOnes, 0, 0, "a mask: all ones"};
-    } else if (contains(spec.name, "token_type") || contains(spec.name, "segment")) {
+    } else if (NameHas(spec.name, {"token_type", "segment"})) {
       hints[spec.name] = ValueHint{ValueHint::Kind::kChoice, 0, 0, "token types: all zero"};
     }
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/text.h"
 #include "ortkit/validate/compare.h"
 
 namespace ortkit::serve {
@@ -144,9 +145,7 @@ Result<BucketPlan> PlanBucketing(const BucketingConfig& config, const std::vecto
     }
   } else {
     for (const auto& in : inputs) {
-      std::string lower = in.name;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (lower.find("mask") != std::string::npos && Mentions(in, config.dim)) {
+      if (NameHas(in.name, {"mask"}) && Mentions(in, config.dim)) {
         plan.mask_input = in.name;
         break;
       }

@@ -11,20 +11,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/text.h"
 #include "ortkit/core/units.h"
 
 namespace ortkit {
 namespace {
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
-bool Contains(const std::string& haystack, std::initializer_list<const char*> needles) {
-  const std::string lower = Lower(haystack);
-  return std::any_of(needles.begin(), needles.end(), [&](const char* n) { return lower.find(n) != std::string::npos; });
-}
 
 // Ops through which an input's values reach a consumer unchanged in meaning (indices stay indices).
 bool PassesValuesThrough(const std::string& op) {
@@ -130,7 +121,7 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
     // masked out makes a healthy attention emit NaN. Masks are recognised by name, or as a tensor of
     // rank 2 or more compared with 0; control scalars keep the value their comparison names.
     const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
-    const bool mask_like = Contains(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2);
+    const bool mask_like = NameHas(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2);
     if (input.name() == "logits_to_keep" || input.name() == "num_logits_to_keep") {
       // Transformers' meaning: keep the logits of that many final positions, 0 for all of them; any other
       // value is wrong for a sequence shorter than it (graph.logits-to-keep-input).
@@ -181,9 +172,9 @@ std::vector<TensorSpec> NameUnnamedAxes(std::vector<TensorSpec> specs) {
 std::int64_t DefaultDimSize(const std::string& symbol, std::size_t axis) {
   // Unnamed axes start at 1: two inputs' unnamed batches agree, and the size search grows what must grow.
   if (UnnamedAxisOf(symbol) >= 0) return 1;
-  if (Contains(symbol, {"batch", "bs"}) || symbol == "N" || symbol == "n" || (symbol.empty() && axis == 0)) return 1;
-  if (Contains(symbol, {"seq", "len", "token", "time", "step", "sentence", "frames"})) return 16;
-  if (Contains(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w")
+  if (NameHas(symbol, {"batch", "bs"}) || symbol == "N" || symbol == "n" || (symbol.empty() && axis == 0)) return 1;
+  if (NameHas(symbol, {"seq", "len", "token", "time", "step", "sentence", "frames"})) return 16;
+  if (NameHas(symbol, {"height", "width"}) || symbol == "H" || symbol == "W" || symbol == "h" || symbol == "w")
     return 32;
   return 4;
 }
