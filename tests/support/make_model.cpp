@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
 namespace {
@@ -285,8 +288,10 @@ int Usage() {
   std::fprintf(stderr,
                "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N]\n"
                "       ortkit_make_model bert-tiny OUT.onnx [--layers N] [--hidden H] [--vocab V]\n"
+               "       ortkit_make_model from-text OUT.onnx < MODEL.txt\n"
                "  demo-encoder   a Transformer encoder block with dynamic batch and seq_len axes\n"
-               "  bert-tiny      a small BERT-like encoder (input_ids, attention_mask, token_type_ids)\n");
+               "  bert-tiny      a small BERT-like encoder (input_ids, attention_mask, token_type_ids)\n"
+               "  from-text      a model in ONNX's textual syntax, read from stdin\n");
   return 2;
 }
 
@@ -317,7 +322,15 @@ int main(int argc, char** argv) {
       return Usage();
   }
   onnx::ModelProto model;
-  if (kind == "demo-encoder")
+  if (kind == "from-text") {
+    // ONNX's textual syntax, as the unit tests write their models: from-text OUT.onnx < MODEL.txt
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    auto status = onnx::OnnxParser::Parse(model, text.c_str());
+    if (!status.IsOK()) {
+      std::fprintf(stderr, "ortkit_make_model: the text does not parse: %s\n", status.ErrorMessage().c_str());
+      return 2;
+    }
+  } else if (kind == "demo-encoder")
     model = DemoEncoder(batch, baked_batch);
   else if (kind == "bert-tiny")
     model = BertTiny(bert);

@@ -26,7 +26,7 @@ class DoctorTrust : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  DoctorReport Doctor(const char* text) {
+  DoctorReport Doctor(const char* text, const InputPlan& inputs = {}) {
     const fs::path path = dir_ / "model.onnx";
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     EXPECT_TRUE(testing::ParseModelText(text).SerializeToOstream(&out));
@@ -34,6 +34,7 @@ class DoctorTrust : public ::testing::Test {
     DoctorOptions options;
     options.model = path;
     options.benchmark_runs = 2;
+    options.inputs = inputs;
     auto report = RunDoctor(*runtime_, options);
     EXPECT_TRUE(report.ok()) << report.error().message;
     return std::move(report).value();
@@ -80,6 +81,38 @@ TEST_F(DoctorTrust, NanForEveryInputIsStillBroken) {
   )");
   EXPECT_EQ(report.verdict, DoctorVerdict::kBroken);
   EXPECT_FALSE(Noted(report, "float inputs drawn from"));
+  EXPECT_NE(Find(report, "sweep.nan-inf"), nullptr) << "NaN on both sides is named as NaN";
+  EXPECT_EQ(Find(report, "validate.mismatch"), nullptr) << "not as a disagreement";
+}
+
+// A run that fails at the file's own sizes fails in the cross-check and in the sweep's one cell: one finding,
+// with no empty "at : " where the cell's sizes would be.
+TEST_F(DoctorTrust, AFailureAtFixedSizesIsSaidOnce) {
+  const auto report = Doctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[2, 3] x) => (float[5, 5] y) {
+      s = Constant <value = int64[2] {5, 5}> ()
+      y = Reshape (x, s)
+    }
+  )");
+  EXPECT_EQ(report.verdict, DoctorVerdict::kBroken);
+  const auto count = std::count_if(report.diagnoses.begin(), report.diagnoses.end(),
+                                   [](const Diagnosis& d) { return d.code == "runtime.shape-mismatch"; });
+  EXPECT_EQ(count, 1) << nlohmann::json(report.diagnoses).dump();
+  for (const auto& d : report.diagnoses) EXPECT_NE(d.message.rfind("at : ", 0), 0u) << d.message;
+}
+
+// --shape gives an input its whole shape: its dimensions are not swept (a grid would claim sizes never run).
+TEST_F(DoctorTrust, AnInputShapedByTheUserIsNotSwept) {
+  InputPlan plan;
+  plan.shapes["x"] = {1, 512};
+  const auto report = Doctor(testing::kUnnamedAudioModel.data(), plan);
+  EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
+  ASSERT_TRUE(report.providers[0].sweep);
+  for (const auto& axis : report.providers[0].sweep->axes) {
+    EXPECT_NE(axis.dim, "x:0");
+    EXPECT_NE(axis.dim, "x:1");
+  }
 }
 
 TEST_F(DoctorTrust, AnAudioModelWithUnnamedDimsIsHealthyWithItsMinimumFound) {

@@ -158,6 +158,21 @@ InputFlags InputsForPoint(const BenchFlags& flags, const ShapePoint& point) {
   return inputs;
 }
 
+// Sizes for the dimensions neither the flags nor the shape points set, found by running the model at
+// `first` (SettleSizes), kept in `flags` for every later InputsForPoint; what was found, for the report.
+Result<std::vector<std::string>> SettleBenchSizes(OpenedModel& opened, const ShapePoint& first, BenchFlags& flags) {
+  InputFlags inputs = InputsForPoint(flags, first);
+  ORTKIT_ASSIGN_OR_RETURN(auto notes, SettleSizes(*opened.session, opened.inputs, opened.model->proto.get(), inputs));
+  flags.inputs.found_sizes = inputs.found_sizes;
+  std::vector<std::string> sizes;
+  for (const auto& [dim, size] : inputs.found_sizes) sizes.push_back(fmt::format("{}={}", dim, size));
+  if (!sizes.empty())
+    notes.insert(notes.begin(), fmt::format("dimensions no flag sets are at {} (typical of the inputs, or the smallest "
+                                            "that run; --dim sets them)",
+                                            fmt::join(sizes, " ")));
+  return notes;
+}
+
 Status WriteFile(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -222,14 +237,21 @@ int RunBench(const BenchFlags& flags, Format format, const SessionConfig& config
     extra.push_back(std::move(session).value());
   }
 
-  auto points = ExpandShapePoints(opened->inputs, batches, sweeps);
+  // Unnamed dimensions are INPUT:AXIS, and sizes no flag sets are found by running (SettleSizes).
+  const std::vector<TensorSpec> named = NameUnnamedAxes(opened->inputs);
+  auto points = ExpandShapePoints(named, batches, sweeps);
   if (!points.ok()) return Fail(points.error().message, format, kExitUsage);
-  const std::string batch_dim = FindBatchSymbol(opened->inputs);
+  const std::string batch_dim = FindBatchSymbol(named);
+  BenchFlags settled = flags;
+  if (auto notes = SettleBenchSizes(*opened, points->front(), settled); notes.ok())
+    m.size_notes = std::move(notes).value();
+  else
+    return Fail(notes.error().message, format, kExitUsage);
 
   ProgressBar progress;
   for (std::size_t i = 0; i < points->size(); ++i) {
     const ShapePoint& point = (*points)[i];
-    auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), InputsForPoint(flags, point));
+    auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), InputsForPoint(settled, point));
     if (!prepared.ok()) {
       if (m.points.empty()) return Fail(prepared.error().message, format, kExitUsage);
       m.stopped = fmt::format("{}: cannot make inputs: {}", point.label, prepared.error().message);
@@ -274,7 +296,7 @@ int RunBench(const BenchFlags& flags, Format format, const SessionConfig& config
   }
 
   if (flags.profile && !m.points.empty()) {
-    auto profile = Profile(*opened->runtime, flags, config, m.points, opened->inputs, opened->model->proto.get());
+    auto profile = Profile(*opened->runtime, settled, config, m.points, opened->inputs, opened->model->proto.get());
     if (!profile.ok()) {
       m.stopped = "profiling failed: " + profile.error().message;
       m.stop_exit_code = kExitFindings;
@@ -351,7 +373,8 @@ int RunTune(const BenchFlags& flags, Format format, const SessionConfig& config,
   int exit_code = kExitOk;
   auto opened = OpenModel(flags.model, config, format, "bench", &exit_code);
   if (!opened.ok()) return exit_code;
-  const std::string batch_dim = FindBatchSymbol(opened->inputs);
+  const std::vector<TensorSpec> named = NameUnnamedAxes(opened->inputs);
+  const std::string batch_dim = FindBatchSymbol(named);
   std::vector<std::int64_t> tune_batches = batches;
   if (tune_batches.empty())
     tune_batches = batch_dim.empty() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{1, 2, 4, 8, 16, 32};
@@ -359,15 +382,19 @@ int RunTune(const BenchFlags& flags, Format format, const SessionConfig& config,
   // Other dimensions: the first size of each --dim sweep, so the tuner measures one workload.
   std::vector<DimSweep> fixed_dims;
   for (const auto& s : sweeps) fixed_dims.push_back({s.name, {s.values.front()}});
-  auto points = ExpandShapePoints(opened->inputs, tune_batches, fixed_dims);
+  auto points = ExpandShapePoints(named, tune_batches, fixed_dims);
   if (!points.ok()) return Fail(points.error().message, format, kExitUsage);
   if (tune_batches.empty()) tune_batches.push_back(points->front().batch);
+  BenchFlags settled = flags;
+  if (auto notes = SettleBenchSizes(*opened, points->front(), settled); !notes.ok())
+    return Fail(notes.error().message, format, kExitUsage);
   std::map<std::string, std::int64_t> other_dims;
   for (const auto& [name, value] : points->front().dims) {
     if (name != batch_dim) other_dims[name] = value;
   }
   // Check the inputs once before spending the time budget.
-  auto first_inputs = PrepareInputs(opened->inputs, opened->model->proto.get(), InputsForPoint(flags, points->front()));
+  auto first_inputs =
+      PrepareInputs(opened->inputs, opened->model->proto.get(), InputsForPoint(settled, points->front()));
   if (!first_inputs.ok()) return Fail(first_inputs.error().message, format, kExitUsage);
 
   TuneOptions options;
@@ -387,7 +414,7 @@ int RunTune(const BenchFlags& flags, Format format, const SessionConfig& config,
     ShapePoint point;
     point.dims = other_dims;
     if (!batch_dim.empty()) point.dims[batch_dim] = batch;
-    ORTKIT_ASSIGN_OR_RETURN(auto prepared, PrepareInputs(specs, model, InputsForPoint(flags, point)));
+    ORTKIT_ASSIGN_OR_RETURN(auto prepared, PrepareInputs(specs, model, InputsForPoint(settled, point)));
     return std::move(prepared.tensors);
   };
   opened->session.reset();  // the tuner creates its own sessions; this one would only hold memory

@@ -131,6 +131,7 @@ nlohmann::json ReportJson(const BenchFlags& flags, const SessionConfig& config, 
     json["results"].push_back(std::move(point));
   }
   if (m.stopped) json["stopped"] = *m.stopped;
+  json["size_notes"] = m.size_notes;
   if (m.profile) json["profile"] = ProfileJson(*m.profile);
   return json;
 }
@@ -273,6 +274,7 @@ std::string RenderText(const BenchFlags& flags, const SessionConfig& config, con
                                     machine, cpus.Describe(), cpus.cores)) +
            "\n";
   }
+  for (const auto& note : m.size_notes) out += style.Dim(fmt::format("  sizes: {}\n", note));
   for (const auto& p : m.points) {
     if (p.result.failure)
       out += style.Red(fmt::format("  {}: stopped after {} runs: {}", p.point.label, p.result.runs,

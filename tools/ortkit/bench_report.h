@@ -72,6 +72,7 @@ struct Measurement {
   std::optional<std::string> stopped;  ///< why the sweep ended early
   int stop_exit_code = kExitOk;
   std::optional<ProfileReport> profile;
+  std::vector<std::string> size_notes;  ///< sizes found by running (SettleSizes)
 };
 
 /// The sweep's report in `format`. `batch_dim` is the inputs' batch symbol ("" when none): points

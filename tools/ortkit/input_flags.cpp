@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/tensor/test_case.h"
+#include "ortkit/validate/shape_search.h"
 
 namespace ortkit::cli {
 namespace {
@@ -82,7 +83,40 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ParseShape(item.substr(eq + 1)));
     plan.shapes[item.substr(0, eq)] = std::move(shape);
   }
+  for (const auto& [dim, size] : flags.found_sizes) plan.dims.emplace(dim, size);
   return plan;
+}
+
+Result<std::vector<std::string>> SettleSizes(Session& session, const std::vector<TensorSpec>& specs,
+                                             const onnx::ModelProto* model, InputFlags& flags) {
+  flags.found_sizes.clear();
+  if (!flags.files.empty()) return std::vector<std::string>{};  // the files' sizes are the sizes
+  const std::vector<TensorSpec> named = NameUnnamedAxes(specs);
+  ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
+  ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, named));
+  bool open = false;
+  for (const auto& spec : named) {
+    if (plan.shapes.count(spec.name)) continue;
+    for (const auto& d : spec.dims) open = open || (!d.fixed() && !plan.dims.count(d.symbol));
+  }
+  if (!open) return std::vector<std::string>{};
+  const auto hints = model != nullptr ? AnalyzeInputValues(*model) : std::map<std::string, ValueHint>{};
+  const ShapeSearch search = SearchShapes(session, specs, hints, plan, model);
+  if (!search.runs) return std::vector<std::string>{};  // the run will say why
+  // The search may have merged unnamed axes (renamed in search.specs): each original name gets its size.
+  const InputPlan found = search.Plan();
+  for (std::size_t i = 0; i < named.size() && i < search.specs.size(); ++i) {
+    for (std::size_t d = 0; d < named[i].dims.size() && d < search.specs[i].dims.size(); ++d) {
+      const std::string& symbol = named[i].dims[d].symbol;
+      auto size = found.dims.find(search.specs[i].dims[d].symbol);
+      if (!named[i].dims[d].fixed() && !plan.dims.count(symbol) && size != found.dims.end())
+        flags.found_sizes.emplace(symbol, size->second);
+    }
+  }
+  std::vector<std::string> notes;
+  for (const auto& f : search.findings) notes.push_back(f.Describe());
+  notes.insert(notes.end(), search.notes.begin(), search.notes.end());
+  return notes;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // The flags every command that runs a model shares: --dim, --shape, --input, --seed, --provider,
 // and how they become the inputs of a run.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
 
 namespace ortkit::cli {
@@ -20,6 +22,8 @@ struct InputFlags {
   std::vector<std::string> shapes;  ///< "x=1x3x224x224"
   std::vector<std::string> files;   ///< "name=FILE", or FILE/DIR holding tensors named after inputs
   std::uint64_t seed = 0;
+  /// Sizes for the dimensions no flag sets, found by running the model (SettleSizes); not a flag.
+  std::map<std::string, std::int64_t> found_sizes;
 
   void Register(CLI::App* cmd);
 };
@@ -42,6 +46,13 @@ struct PreparedInputs {
 /// checked against the model first (a --dim the model lacks is an error).
 Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
                                      const InputFlags& flags);
+
+/// Sizes the model runs at for the dimensions the flags leave open (an image at 224 x 224 or its exporter's
+/// size, a guess that fails grown until it runs: SearchShapes), kept in `flags.found_sizes` for every later
+/// PrepareInputs. Nothing is searched when --input files give the inputs or every dimension is set. Returns
+/// what the search found, for the report ("'x:1' (input 'x' axis 1) needs at least 33: ...").
+Result<std::vector<std::string>> SettleSizes(Session& session, const std::vector<TensorSpec>& specs,
+                                             const onnx::ModelProto* model, InputFlags& flags);
 
 /// Parses "1x3x224x224" (also "1,3,224,224"); "" or "scalar" is a scalar.
 Result<std::vector<std::int64_t>> ParseShape(const std::string& text);

@@ -68,7 +68,13 @@ int Run(const RunFlags& flags) {
   auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
   if (!opened.ok()) return exit_code;
   Session& session = *opened->session;
-  auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), flags.inputs);
+  InputFlags input_flags = flags.inputs;
+  auto size_notes = SettleSizes(session, opened->inputs, opened->model->proto.get(), input_flags);
+  if (!size_notes.ok()) {
+    ReportFailure("run", {}, size_notes.error().message, format);
+    return kExitUsage;
+  }
+  auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), input_flags);
   if (!prepared.ok()) {
     ReportFailure("run", {}, prepared.error().message, format);
     return kExitUsage;
@@ -122,6 +128,7 @@ int Run(const RunFlags& flags) {
                                  {"inf", s.inf}});
     }
     json["not_fetched"] = NonTensorOutputs(session);
+    json["size_notes"] = *size_notes;
     json["diagnoses"] = findings;
     if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
     std::cout << JsonText(json) << "\n";
@@ -144,7 +151,9 @@ int Run(const RunFlags& flags) {
                         s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
                         s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
     }
-    out += in_table.Render(style) + "\n" + out_table.Render(style);
+    out += in_table.Render(style);
+    for (const auto& note : *size_notes) out += style.Dim(fmt::format("  sizes found by running: {}\n", note));
+    out += "\n" + out_table.Render(style);
     for (const auto& spec : NonTensorOutputs(session)) {
       out +=
           style.Dim(fmt::format("  output '{}' is a sequence, map or optional (a ZipMap of class "

@@ -126,8 +126,14 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
   std::string head =
       report.batch_dim.empty()
           ? ""
-          : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n\n", report.batch_dim);
-  return head + table.Render(style) + problems;
+          : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n", report.batch_dim);
+  // Why the sweep covers the sizes it does: the model's own limits, found by running it.
+  for (const auto& note : report.notes) head += style.Dim(fmt::format("  {}\n", note));
+  for (const auto& f : report.size_findings) {
+    const std::string line = fmt::format("  size limit: {}\n", f.Describe());
+    if (head.find(f.Describe()) == std::string::npos) head += style.Dim(line);
+  }
+  return head + "\n" + table.Render(style) + problems;
 }
 
 std::string RenderLocalize(const LocalizeReport& report, const std::vector<Diagnosis>& diagnoses, const Style& style) {
@@ -241,7 +247,10 @@ int Run(const ValidateFlags& flags) {
       ReportFailure("validate", {}, "--compare " + plan.error().message, format);
       return kExitUsage;
     }
-    auto prepared = PrepareInputs(*input_specs, opened->model->proto.get(), flags.inputs);
+    InputFlags input_flags = flags.inputs;
+    auto size_notes = SettleSizes(session, *input_specs, opened->model->proto.get(), input_flags);
+    auto prepared = size_notes.ok() ? PrepareInputs(*input_specs, opened->model->proto.get(), input_flags)
+                                    : Result<PreparedInputs>(size_notes.error());
     if (!prepared.ok()) {
       ReportFailure("validate", {}, prepared.error().message, format);
       return kExitUsage;
@@ -264,8 +273,10 @@ int Run(const ValidateFlags& flags) {
     if (report.ok()) passed = passed && report->Passed();
     if (report.ok()) {
       json["compare"] = report->ToJson();
+      json["compare"]["size_notes"] = *size_notes;
       text +=
           fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), report->label_a, report->label_b);
+      for (const auto& note : *size_notes) text += style.Dim(fmt::format("  sizes found by running: {}\n", note));
       text += RenderComparison(report->comparison, style);
       if (flags.localize && !report->Passed()) {
         LocalizeOptions options;
@@ -310,10 +321,8 @@ int Run(const ValidateFlags& flags) {
     passed = passed && report->Passed();
     json["sweep"] = report->ToJson();
     text += fmt::format("\n{} ({} cells, one session)\n", style.Bold("dynamic-shape sweep"), report->cells.size());
-    if (report->axes.empty())
-      text += "  every input dimension is fixed: nothing to sweep\n";
-    else
-      text += RenderSweep(*report, style);
+    if (report->axes.empty()) text += "  every input dimension is fixed (by the file or the flags): one run\n";
+    text += RenderSweep(*report, style);
   }
 
   json["verdict"] = passed ? "pass" : "fail";

@@ -155,7 +155,8 @@ Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>&
     }
   } else if (!batch_symbol.empty()) {
     auto swept = std::find_if(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; });
-    if (swept == sweeps.end()) axes.push_back({batch_symbol, {DefaultDimSize(batch_symbol, 0)}});
+    // The first axis every input shares is a batch, whatever its name (p2o.DynamicDimension.0): 1 by default.
+    if (swept == sweeps.end()) axes.push_back({batch_symbol, {1}});
   }
   // The batch axis first in `axes` so that it varies fastest in the expansion below.
   for (const auto& s : sweeps) {

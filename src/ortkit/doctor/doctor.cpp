@@ -218,11 +218,13 @@ void ConnectFrozenValues(const SweepReport& sweep, std::vector<Diagnosis>& diagn
   }
 }
 
+// One finding per code and message: a run that fails at the file's own sizes fails in the cross-check and in
+// the sweep's only cell alike, and is said once (where it was first found).
 void Deduplicate(std::vector<Diagnosis>& diagnoses) {
-  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  std::set<std::pair<std::string, std::string>> seen;
   std::vector<Diagnosis> unique;
   for (auto& d : diagnoses) {
-    if (seen.insert({d.code, d.location.Describe(), d.message}).second) unique.push_back(std::move(d));
+    if (seen.insert({d.code, d.message}).second) unique.push_back(std::move(d));
   }
   diagnoses = std::move(unique);
 }

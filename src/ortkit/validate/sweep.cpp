@@ -54,10 +54,11 @@ int AxisOf(const TensorSpec& spec, const std::string& symbol) {
   return -1;
 }
 
-std::string DimsText(const std::map<std::string, std::int64_t>& dims) {
+// "at batch=4 seq=16: " to start a cell's message; "" where every dimension is fixed.
+std::string AtCell(const std::map<std::string, std::int64_t>& dims) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : dims) parts.push_back(fmt::format("{}={}", k, v));
-  return fmt::format("{}", fmt::join(parts, " "));
+  return parts.empty() ? "" : fmt::format("at {}: ", fmt::join(parts, " "));
 }
 
 void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector<NamedTensor>& outputs,
@@ -71,8 +72,8 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
         Location where;
         where.output = out.name;
         cell.diagnoses.push_back(Diagnose("sweep.nan-inf",
-                                          fmt::format("at {}: output '{}' ({}) holds {} NaN/Inf value{}",
-                                                      DimsText(dims), out.name, t.Describe(), bad, bad == 1 ? "" : "s"),
+                                          fmt::format("{}output '{}' ({}) holds {} NaN/Inf value{}", AtCell(dims),
+                                                      out.name, t.Describe(), bad, bad == 1 ? "" : "s"),
                                           where));
       }
     }
@@ -87,9 +88,9 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
         where.dimension = std::to_string(d);
         cell.diagnoses.push_back(Diagnose(
             "runtime.output-shape-differs",
-            fmt::format("at {}: output '{}' is declared {} but the run returned {}: dimension {} is fixed to {} in the "
+            fmt::format("{}output '{}' is declared {} but the run returned {}: dimension {} is fixed to {} in the "
                         "file",
-                        DimsText(dims), out.name, spec->Describe(), t.Describe(), d, spec->dims[d].value),
+                        AtCell(dims), out.name, spec->Describe(), t.Describe(), d, spec->dims[d].value),
             where));
         continue;
       }
@@ -100,7 +101,7 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
       where.dimension = std::to_string(d);
       cell.diagnoses.push_back(
           Diagnose("sweep.output-dim-mismatch",
-                   fmt::format("at {}: output '{}' dimension {} ('{}') is {} but {}={}", DimsText(dims), out.name, d,
+                   fmt::format("{}output '{}' dimension {} ('{}') is {} but {}={}", AtCell(dims), out.name, d,
                                spec->dims[d].symbol, t.shape()[d], it->first, it->second),
                    where));
     }
@@ -268,6 +269,10 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
   const std::string batch = DetectBatchDim(inputs);
   for (const auto& symbol : SymbolsInOrder(inputs)) {
     if (base.dims.count(symbol) || base.dim_sums.count(symbol)) continue;  // fixed by the user, or a sum of others
+    // Only in inputs whose whole shape the user gave (--shape): sweeping it would change nothing.
+    if (std::all_of(inputs.begin(), inputs.end(),
+                    [&](const TensorSpec& s) { return base.shapes.count(s.name) || AxisOf(s, symbol) < 0; }))
+      continue;
     const bool batch_like = symbol == batch || IsBatchLike(symbol);
     const auto limit = max_sizes.find(symbol);
     const std::int64_t most = limit == max_sizes.end() ? std::numeric_limits<std::int64_t>::max() : limit->second;
@@ -411,7 +416,7 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
     cell.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!outputs.ok()) {
       auto d = TranslateRuntimeError(outputs.error().message, {}, /*during_run=*/true);
-      d.message = fmt::format("at {}: {}", DimsText(cell.dims), d.message);
+      d.message = AtCell(cell.dims) + d.message;
       cell.diagnoses.push_back(std::move(d));
     } else {
       CheckOutputs(output_specs, *outputs, all_dims, cell);
