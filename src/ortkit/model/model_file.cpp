@@ -1,7 +1,7 @@
 #include "ortkit/model/model_file.h"
 
-#include "ortkit/core/text.h"
 #include "ortkit/core/files.h"
+#include "ortkit/core/text.h"
 #include "ortkit/core/units.h"
 
 #include <fcntl.h>
