@@ -13,10 +13,9 @@ Use it as a command (``python -m ortkit_export torch|tf ...``, or ``ortkit expor
     export_torch(model, inputs="x:float32[2,3,64,64]", dynamic="auto", out="resnet")
 """
 
+from ._version import __version__
 from .errors import ExportError
 from .spec import InputSpec, parse_dynamic, parse_inputs
-
-__version__ = "0.1.0"
 
 
 def export_torch(model, inputs, out, **kwargs):

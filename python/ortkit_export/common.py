@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 
 from . import testdata
+from ._version import __version__
 from .errors import ExportError, classify_warning
 
 FORMAT_VERSION = 1
@@ -93,7 +94,7 @@ def output_axes(outputs0, outputs1, dynamic, shapes0, shapes1):
 def base_record(framework, framework_version, exporter, exporter_version, opset, specs, dynamic):
     return {
         "format_version": FORMAT_VERSION,
-        "created_by": "ortkit_export " + __import__("ortkit_export").__version__,
+        "created_by": "ortkit_export " + __version__,
         "framework": framework,
         "framework_version": framework_version,
         "exporter": exporter,

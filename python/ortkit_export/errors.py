@@ -38,11 +38,12 @@ _UNSUPPORTED = re.compile(r"Exporting the operator '?([\w:.]+)'? to ONNX opset v
 _ADDED_IN = re.compile(r"added in version (\d+)")
 
 
-def translate_torch_error(error, opset, probe=None):
+def translate_torch_error(error, opset, probe=None, max_opset=17):
     """An ExportError for an exception torch.onnx.export raised at `opset`.
 
     `probe(opset) -> bool` retries the export at another opset; when the exporter's message does not
-    say which opset added the operator, the opsets above `opset` are tried in order to find one.
+    say which opset added the operator, the opsets above `opset` up to `max_opset` (the installed
+    exporter's) are tried in order to find one.
     """
     text = str(error).strip()
     first_line = text.splitlines()[0] if text else type(error).__name__
@@ -52,9 +53,7 @@ def translate_torch_error(error, opset, probe=None):
         added = _ADDED_IN.search(text)
         works = int(added.group(1)) if added else None
         if works is None and probe is not None:
-            from .torch_export import MAX_TORCH_OPSET
-
-            for candidate in range(opset + 1, MAX_TORCH_OPSET + 1):
+            for candidate in range(opset + 1, max_opset + 1):
                 if probe(candidate):
                     works = candidate
                     break

@@ -274,7 +274,7 @@ def export_torch(model, inputs, out, dynamic=None, opset=None, sequence_axis=Non
             except Exception as e:
                 if exporter == "dynamo":
                     raise translate_dynamo_error(e, opset) from e
-                raise translate_torch_error(e, opset or 17, probe) from e
+                raise translate_torch_error(e, opset or 17, probe, max_opset) from e
         # One name on several inputs' axes is what ortkit asks for: the exporter's note about it is noise.
         record["warnings"] = [w for w in common.finish_warnings(records)
                               if not re.search(r"axis name: (\w+) will not be used, .* another axis: \1\.$", w["message"])]

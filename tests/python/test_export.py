@@ -156,6 +156,35 @@ class Errors(unittest.TestCase):
         self.assertIsNone(classify_warning("DeprecationWarning", "whatever"))
 
 
+class PackageLayers(unittest.TestCase):
+    def test_no_module_imports_one_that_imports_it_back(self):
+        # Every import between the package's modules, deferred ones inside functions included, goes one way.
+        import ast
+        import ortkit_export
+
+        folder = os.path.dirname(ortkit_export.__file__)
+        edges = {}
+        for name in os.listdir(folder):
+            if not name.endswith(".py") or name == "__init__.py":
+                continue
+            module = name[:-3]
+            tree = ast.parse(open(os.path.join(folder, name)).read())
+            targets = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    targets.update([node.module] if node.module else [a.name for a in node.names])
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "__import__":
+                    targets.add("__init__")
+            edges[module] = targets - {module}
+
+        def reaches(start, goal, seen=()):
+            return any(t == goal or (t not in seen and reaches(t, goal, seen + (t,))) for t in edges.get(start, ()))
+
+        cycles = [m for m in edges if reaches(m, m)]
+        self.assertEqual(cycles, [], f"imports in a circle: {edges}")
+        self.assertNotIn("__init__", set().union(*edges.values()), "a module reads the package's __init__")
+
+
 class Command(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
