@@ -27,10 +27,9 @@ case "$target" in
   *) echo "usage: $0 [SECONDS] [model|tensor|rest|http]" >&2; exit 2 ;;
 esac
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DORTKIT_BUILD_FUZZERS=ON \
-    -DORTKIT_BUILD_TESTS=OFF -DORTKIT_BUILD_BENCHMARKS=OFF >/dev/null
-fi
+# Configured every time (a no-op when nothing changed), so that CMAKE_ARGS are never silently ignored.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DORTKIT_BUILD_FUZZERS=ON \
+  -DORTKIT_BUILD_TESTS=OFF -DORTKIT_BUILD_BENCHMARKS=OFF ${CMAKE_ARGS:-}
 ninja -C "$build" "$fuzzer"
 
 work="$build/fuzz/work-corpus$suffix"

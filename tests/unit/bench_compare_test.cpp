@@ -1,4 +1,4 @@
-#include "ortkit/bench/compare.h"
+#include "ortkit/bench/run_comparison.h"
 
 #include <random>
 

@@ -1,4 +1,4 @@
-#include "ortkit/bench/statistics.h"
+#include "ortkit/core/sample_stats.h"
 
 #include <random>
 

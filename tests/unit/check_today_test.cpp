@@ -131,6 +131,25 @@ TEST_F(CheckToday, AnExporterGeneratedOutputNameIsReportedOnOpset20) {
   EXPECT_TRUE(Has(Codes(report), "shape.output-dim-unrelated")) << ::testing::PrintToString(Codes(report));
 }
 
+// Two unrelated dims of one output are one finding naming both, and its fix speaks to every exporter.
+TEST_F(CheckToday, UnrelatedOutputDimensionsAreOneFindingPerOutput) {
+  const CheckReport report = Check(R"(
+    <ir_version: 10, opset_import: ["" : 20]>
+    gen (float[batch, 8] x, int64[2] shape) => (float[unk__1, unk__2] y) {
+      y = Reshape (x, shape)
+    }
+  )");
+  int count = 0;
+  for (const auto& d : report.AllDiagnoses()) {
+    if (d.code != "shape.output-dim-unrelated") continue;
+    ++count;
+    EXPECT_NE(d.message.find("dimension 0 is 'unk__1', dimension 1 is 'unk__2'"), std::string::npos) << d.message;
+    EXPECT_NE(d.fix.find("paddle2onnx"), std::string::npos) << d.fix;
+    EXPECT_NE(d.fix.find("tf2onnx"), std::string::npos) << d.fix;
+  }
+  EXPECT_EQ(count, 1) << ::testing::PrintToString(Codes(report));
+}
+
 // torch.export names a grown cache 'past_len + seq_len': arithmetic over input dims is related to them.
 TEST_F(CheckToday, AnOutputDimensionThatIsASumOfInputDimensionsIsRelated) {
   const std::string text = R"(

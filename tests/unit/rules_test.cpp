@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ortkit/diagnose/catalogue.h"
+#include "ortkit/core/catalogue.h"
 #include "ortkit/model/model_file.h"
 #include "test_models.h"
 
@@ -128,6 +128,26 @@ TEST(StaticBatch, QuietOnDynamicBatchParametersAndInitializers) {
     agraph (float[3, 224, 224] x) => (float[1000] y) { y = ReduceMean(x) }
   )"),
                    "graph.static-batch"));
+}
+
+// ---- graph.minus-one-dimension
+
+// Old converters write -1 for a dynamic dimension: ONNX Runtime runs it, so a warning with the fix, never an error.
+TEST(MinusOneDimension, AMinusOneDimensionIsAWarning) {
+  auto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[N, 3] x) => (float[N, 3] y) { y = Relu(x) }
+  )");
+  auto* dim =
+      model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  dim->set_dim_value(-1);
+  const auto found = WithCode(Lint(model), "graph.minus-one-dimension");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::kWarning);
+  EXPECT_EQ(found[0].location.input, "x");
+  EXPECT_FALSE(Has(Lint(model), "graph.bad-dimension"));
+  dim->set_dim_value(-2);
+  EXPECT_TRUE(Has(Lint(model), "graph.bad-dimension")) << "any other negative size is an error";
 }
 
 // ---- graph.training-dropout

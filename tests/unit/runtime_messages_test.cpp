@@ -333,6 +333,9 @@ std::vector<Case> Cases() {
       "runtime.invalid-input", At("gather_1", "Gather"), {"got index 7, outside the valid range [-3, 2]"}));
 
   // ---- run: shapes
+  add(With(Run("expand", v17 + "g (float[N] x, int64[2] s) => (float[A, B] y) { y = Expand(x, s) }", {"expand_1"},
+               {Floats("x", {3}), Ints("s", {2}, {2, 4})}, {Floats("x", {3}), Ints("s", {2}, {2, 3})}),
+           "runtime.shape-mismatch", At("expand_1", "Expand"), {"node 'expand_1' (Expand) cannot expand its input"}));
   add(With(
       Run("broadcast", add_n, {"add_1"}, {Floats("x", {3}), Floats("z", {4})}, {Floats("x", {3}), Floats("z", {3})}),
       "runtime.shape-mismatch", At("add_1", "Add"), {"cannot broadcast a dimension of size 3 against size 4"}));
@@ -537,6 +540,23 @@ TEST(RuntimeMessages, UnknownRunMessageFallsBackNamingTheNode) {
   EXPECT_EQ(d.location.node, "div_1");
   EXPECT_EQ(d.location.op_type, "Div");
   EXPECT_EQ(d.message, "node 'div_1' (Div) failed: Integer division by zero");
+}
+
+// An index past a table is a position past the position table where the node reads one (GPT-2's wpe): the
+// cause names the sequence length, not the vocabulary.
+TEST(RuntimeMessages, AnIndexIntoAPositionTableIsASequenceTooLong) {
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[128, 4] x, int64[N] i) => (float[N, 4] y) { y = Gather(x, i) })";
+  const Feed feed{Floats("x", {128, 4}), Ints("i", {2}, {1, 130})};
+  const Diagnosis position =
+      TranslateRuntimeError(LoadAndRunError(Model(text, {"/transformer/wpe/Gather"}), feed), {}, true);
+  EXPECT_EQ(position.code, "runtime.invalid-input");
+  EXPECT_NE(position.cause.find("longer than the 128 positions"), std::string::npos) << position.cause;
+  EXPECT_EQ(position.cause.find("vocabulary"), std::string::npos) << position.cause;
+  EXPECT_NE(position.fix.find("at most 128 tokens"), std::string::npos) << position.fix;
+  const Diagnosis other = TranslateRuntimeError(LoadAndRunError(Model(text, {"gather_1"}), feed), {}, true);
+  EXPECT_NE(other.cause.find("vocabulary"), std::string::npos) << other.cause;
+  EXPECT_NE(other.cause.find("position table"), std::string::npos) << other.cause;
 }
 
 TEST(RuntimeMessages, UnknownTextIsKeptWhole) {

@@ -342,7 +342,9 @@ TEST(ServePlaceholderDims, EachQuestionMarkIsItsOwnAxis) {
         ->set_dim_param("?");
   }
   testing::TempDir dir;
-  ModelSource source{"m", dir.WriteModel("ocr.onnx", model), ModelConfig{}};
+  ModelConfig config;
+  config.batching.max_queue_delay_us = 20000;  // requests arriving together share a batching window
+  ModelSource source{"m", dir.WriteModel("ocr.onnx", model), config};
   auto core = InferenceCore::Create(*runtime, {source}, CoreOptions{2});
   ASSERT_TRUE(core.ok());
   Status loaded = (*core)->LoadModels();
@@ -352,6 +354,22 @@ TEST(ServePlaceholderDims, EachQuestionMarkIsItsOwnAxis) {
   r.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {1, 3, 48, 192}).value()});
   auto answer = (*core)->Infer(std::move(r)).get();
   ASSERT_TRUE(answer.ok()) << answer.error().message;
+
+  // Two lines of other widths at once: batched only where their shapes agree, each answered at its own shape.
+  std::vector<std::vector<std::int64_t>> shapes = {{1, 3, 48, 192}, {2, 3, 48, 100}, {1, 3, 32, 192}};
+  std::vector<std::future<Result<InferResponse>>> answers;
+  for (const auto& shape : shapes) {
+    InferRequest line;
+    line.model_name = "m";
+    line.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, shape).value()});
+    answers.push_back((*core)->Infer(std::move(line)));
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    auto got = answers[i].get();
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->outputs.size(), 1u);
+    EXPECT_EQ(got->outputs[0].tensor.shape(), shapes[i]);
+  }
 }
 
 }  // namespace

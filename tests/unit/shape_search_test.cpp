@@ -104,6 +104,31 @@ TEST_F(ShapeSearchTest, TheExportersImageSizeIsUsed) {
   EXPECT_EQ(typical.at("x:3"), 256);
 }
 
+// Text and audio start at the sizes they are used at: 128 tokens, one second of 16 kHz audio.
+TEST_F(ShapeSearchTest, TextAndAudioStartAtTypicalLengths) {
+  const auto text = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (int64[batch, seq] ids) => (float[batch, seq, 2] y) {
+      table = Constant <value = float[3, 2] {1, 2, 3, 4, 5, 6}> ()
+      y = Gather (table, ids)
+    }
+  )");
+  const auto ids =
+      NameUnnamedAxes({TensorSpec{"ids", true, DataType::kInt64, {DimSpec{-1, "batch"}, DimSpec{-1, "seq"}}}});
+  EXPECT_EQ(TypicalSizes(ids, &text, AnalyzeInputValues(text)).at("seq"), 128);
+
+  // Unnamed samples beside a sample-rate input (Silero), and samples named as such (a mel front end).
+  const auto silero = NameUnnamedAxes({TensorSpec{"input", true, DataType::kFloat32, {DimSpec{}, DimSpec{}}},
+                                       TensorSpec{"sr", true, DataType::kInt64, {}}});
+  EXPECT_EQ(TypicalSizes(silero, nullptr).at("input:1"), 16000);
+  const auto mel =
+      NameUnnamedAxes({TensorSpec{"input", true, DataType::kFloat32, {DimSpec{-1, "batch"}, DimSpec{-1, "samples"}}}});
+  EXPECT_EQ(TypicalSizes(mel, nullptr).at("samples"), 16000);
+  // A float vector that says nothing of audio keeps its guess.
+  const auto plain = NameUnnamedAxes({TensorSpec{"x", true, DataType::kFloat32, {DimSpec{-1, "batch"}, DimSpec{}}}});
+  EXPECT_FALSE(TypicalSizes(plain, nullptr).count("x:1"));
+}
+
 // A detector runs only where its feature maps line up (SpaceToDepth stands for that here: sizes in
 // multiples of 4); the stride the exporter recorded (8) is what the sizes are searched and swept in.
 constexpr const char* kStrided = R"(

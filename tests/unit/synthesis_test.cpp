@@ -143,6 +143,34 @@ TEST_F(SynthesisTest, RefusesInputsOverTheMemoryBudgetBeforeAllocating) {
   EXPECT_FALSE(SynthesizeInputs({fits}, {}, small).ok());
 }
 
+// The additive form, as Transformers writes it: (1 - mask) * the float's lowest value, added to the scores.
+TEST(MaskSynthesis, AMaskSubtractedFromOneIsAllOnes) {
+  auto runtime = Runtime::Create().value();
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 10, opset_import: ["" : 20]>
+    attend (float[batch, seq] scores, int64[batch, seq] m) => (float[batch, seq] probs) {
+      mf = Cast <to = 1> (m)
+      one = Constant <value = float {1}> ()
+      inverted = Sub (one, mf)
+      lowest = Constant <value = float {-3.4e38}> ()
+      bias = Mul (inverted, lowest)
+      biased = Add (scores, bias)
+      probs = Softmax <axis = -1> (biased)
+    }
+  )");
+  auto hints = AnalyzeInputValues(model);
+  ASSERT_TRUE(hints.count("m"));
+  EXPECT_EQ(hints["m"].kind, ValueHint::Kind::kOnes) << hints["m"].reason;
+  testing::TempDir dir;
+  auto session = Session::Create(*runtime, dir.WriteModel("attend.onnx", model), SessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  auto inputs = SynthesizeInputs(DescribeInputs(**session).value(), hints, InputPlan{});
+  ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+  auto outputs = RunSession(**session, RunRequest{*inputs, {}});
+  ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+  for (float v : (*outputs)[0].tensor.values<float>()) ASSERT_FALSE(std::isnan(v));
+}
+
 }  // namespace
 }  // namespace ortkit
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/bench/plot.h"
-#include "ortkit/bench/statistics.h"
 #include "ortkit/core/cpus.h"
+#include "ortkit/core/sample_stats.h"
 #include "ortkit/core/units.h"
 
 namespace ortkit::cli {

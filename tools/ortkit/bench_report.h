@@ -13,8 +13,8 @@
 
 #include "commands.h"
 #include "input_flags.h"
-#include "ortkit/bench/compare.h"
 #include "ortkit/bench/profile.h"
+#include "ortkit/bench/run_comparison.h"
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"
 #include "ortkit/bench/tune.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "ortkit/diagnose/catalogue.h"
+#include "ortkit/core/catalogue.h"
 #include "terminal.h"
 
 namespace ortkit::cli {

@@ -13,7 +13,7 @@
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/npz.h"
-#include "ortkit/tensor/statistics.h"
+#include "ortkit/tensor/tensor_stats.h"
 #include "ortkit/tensor/test_case.h"
 #include "terminal.h"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/core/diagnosis.h"
 
 namespace ortkit::cli {
 

@@ -138,8 +138,8 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
 
 std::string RenderLocalize(const LocalizeReport& report, const std::vector<Diagnosis>& diagnoses, const Style& style) {
   std::string out =
-      fmt::format("\n{} ({} vs {}: {} values walked{})\n", style.Bold("localisation"), report.label_a, report.label_b,
-                  report.walked, report.complete ? "" : ", incomplete: " + report.stopped_because);
+      fmt::format("\n{} ({} vs {}: {} values compared{})\n", style.Bold("localisation"), report.label_a, report.label_b,
+                  report.stats.values_compared, report.complete ? "" : ", incomplete: " + report.stopped_because);
   if (diagnoses.empty()) out += "  every intermediate value agrees\n";
   for (const auto& d : diagnoses) out += RenderDiagnosis(d, style);
   return out;

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "ortkit/bench/statistics.h"
 #include "ortkit/core/result.h"
+#include "ortkit/core/sample_stats.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/tensor.h"
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/bench/statistics.h"
 #include "ortkit/core/result.h"
+#include "ortkit/core/sample_stats.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/tensor.h"
 

@@ -6,7 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/core/diagnosis.h"
 
 namespace ortkit {
 

@@ -13,8 +13,8 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"
-#include "ortkit/validate/compare.h"
 #include "ortkit/validate/cross_check.h"
 
 namespace ortkit {

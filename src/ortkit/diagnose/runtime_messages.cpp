@@ -5,12 +5,14 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "ortkit/core/text.h"
 #include "ortkit/core/units.h"
 
 namespace ortkit {
@@ -154,6 +156,14 @@ struct Groups {
 };
 
 /// A known message, matched: its captures, what the wrappers said, and the location so far.
+// "128" for an inclusive upper index of "127": the rows of the table an index reads.
+std::string RowsUpTo(const std::string& last_index) {
+  long long last = 0;
+  const auto [end, error] = std::from_chars(last_index.data(), last_index.data() + last_index.size(), last);
+  if (error != std::errc() || last < 0 || last == std::numeric_limits<long long>::max()) return "all the";
+  return std::to_string(last + 1);
+}
+
 struct Facts {
   const std::smatch& match;
   const Unwrapped& wrapped;
@@ -497,9 +507,25 @@ constexpr std::array kEntries = std::to_array<Entry>({
      return fmt::format("{} got index {}, outside the valid range [{}, {}]", f.Node(), f[1], f[2], f[3]);
    },
    [](const Facts& f, Diagnosis& d) {
-     d.cause = "An index fed to the model is out of range: e.g. a token id beyond the vocabulary (ids from another "
-               "tokenizer), or an input filled with the wrong values.";
-     d.fix = fmt::format("Check the values of the index input: they must lie in [{}, {}].", f[2], f[3]);
+     // A Gather into a position table (GPT-2's wpe, BERT's position_embeddings) fails for a sequence longer than
+     // the table, whatever the ids are.
+     if (NameHas(f.at.node, {"pos", "wpe"})) {
+       d.cause = fmt::format("A position beyond the position-embedding table: the sequence is longer than the {} "
+                             "positions the model was made for.",
+                             RowsUpTo(f[3]));
+       d.fix = fmt::format("Feed sequences of at most {} tokens (truncate, or split into windows), or use a model "
+                           "with a longer position table (max_position_embeddings).",
+                           RowsUpTo(f[3]));
+       return;
+     }
+     d.cause = fmt::format(
+         "An index is outside the table it reads: a token id beyond the vocabulary (ids from another tokenizer), "
+         "a position beyond the position table (a sequence longer than the {} rows), or an input filled with "
+         "the wrong values.",
+         RowsUpTo(f[3]));
+     d.fix = fmt::format("Check the values of the index input: they must lie in [{}, {}]; if the node reads a "
+                         "position table, keep sequences at most {} long.",
+                         f[2], f[3], RowsUpTo(f[3]));
    }},
 
   // ---- shapes meeting at a node during a run
@@ -518,6 +544,19 @@ constexpr std::array kEntries = std::to_array<Entry>({
    [](const Facts& f) {
      return fmt::format("{} cannot concatenate inputs whose dimension {} differs ({} and {})", f.Node(), f[1], f[2],
                         f[3]);
+   }},
+  {{"runtime.shape-mismatch", R"re(invalid expand shape)re"}, {},
+   [](const Facts& f) {
+     return fmt::format("{} cannot expand its input to the shape it is given: a dimension is neither 1 nor the "
+                        "target size",
+                        f.Node());
+   },
+   [](const Facts&, Diagnosis& d) {
+     d.cause = "The shape given to Expand does not broadcast with its input: usually a size that comes from a table "
+               "or a length fixed at export (a position or mask table shorter than the sequence) meeting another "
+               "length.";
+     d.fix = "Find where the node's target shape comes from (`ortkit validate --localize`, or the graph in Netron); "
+             "keep the dimension within the table's size, or export with that length dynamic.";
    }},
   {{"runtime.shape-mismatch", R"re(MatMul dimension mismatch)re"}, {},
    [](const Facts& f) {

@@ -15,7 +15,7 @@
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
-#include "ortkit/tensor/statistics.h"
+#include "ortkit/tensor/tensor_stats.h"
 
 namespace ortkit {
 namespace {
@@ -348,6 +348,13 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     if (swept.ok()) {
       auto found = SweepDiagnoses(*swept);
       diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+      // The sweep's own notes (sizes in multiples of a stride), less those its size findings already say.
+      for (const auto& note : swept->notes) {
+        const bool said = std::find(report.notes.begin(), report.notes.end(), note) != report.notes.end() ||
+                          std::any_of(swept->size_findings.begin(), swept->size_findings.end(),
+                                      [&](const auto& f) { return note.find(f.Describe()) != std::string::npos; });
+        if (!said) report.notes.push_back(note);
+      }
       report.sweep = std::move(swept).value();
     } else {
       report.notes.push_back("sweep not run: " + swept.error().message);

@@ -13,12 +13,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/check/check.h"
+#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
-#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/doctor/export_record.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"
-#include "ortkit/validate/compare.h"
 #include "ortkit/validate/cross_check.h"
 #include "ortkit/validate/reference.h"
 #include "ortkit/validate/sweep.h"

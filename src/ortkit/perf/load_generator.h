@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ortkit/bench/statistics.h"
 #include "ortkit/core/result.h"
+#include "ortkit/core/sample_stats.h"
 #include "ortkit/perf/infer_client.h"
 #include "ortkit/perf/lengths.h"
 

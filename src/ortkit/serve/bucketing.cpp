@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/core/text.h"
-#include "ortkit/validate/compare.h"
+#include "ortkit/tensor/comparison.h"
 
 namespace ortkit::serve {
 namespace {

@@ -81,6 +81,7 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
     std::int64_t limit = -1;
     double choice = 0;
     bool has_choice = false;
+    bool one_minus = false;  // 1 - mask: the additive mask pattern, (1 - mask) * large negative
     std::string table;
     // Breadth-first over values derived from the input without changing meaning; bounded.
     std::vector<std::string> frontier = {input.name()};
@@ -110,6 +111,9 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
             has_choice = true;
             choice = FirstValue(*it->second);
           }
+        } else if (node.op_type() == "Sub" && use.input_index == 1) {
+          auto it = constants.find(node.input(0));
+          one_minus = one_minus || (it != constants.end() && FirstValue(*it->second) == 1);
         } else if (PassesValuesThrough(node.op_type()) && use.input_index == 0) {
           for (const auto& out : node.output()) {
             if (seen.insert(out).second) frontier.push_back(out);
@@ -121,7 +125,11 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
     // masked out makes a healthy attention emit NaN. Masks are recognised by name, or as a tensor of
     // rank 2 or more compared with 0; control scalars keep the value their comparison names.
     const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
-    const bool mask_like = NameHas(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2);
+    const int type = input.type().tensor_type().elem_type();
+    const bool whole_numbers = type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::FLOAT16 &&
+                               type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::BFLOAT16;
+    const bool mask_like = NameHas(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2) ||
+                           (one_minus && whole_numbers && rank >= 2);
     if (input.name() == "logits_to_keep" || input.name() == "num_logits_to_keep") {
       // Transformers' meaning: keep the logits of that many final positions, 0 for all of them; any other
       // value is wrong for a sequence shorter than it (graph.logits-to-keep-input).
@@ -134,8 +142,9 @@ std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& mode
       hint.reason = fmt::format("indices into '{}' ({} rows)", table, limit);
     } else if (mask_like) {
       hint.kind = ValueHint::Kind::kOnes;
-      hint.reason = has_choice ? fmt::format("a mask (compared with {}): all ones, nothing masked out", choice)
-                               : "a mask: all ones";
+      hint.reason = has_choice  ? fmt::format("a mask (compared with {}): all ones, nothing masked out", choice)
+                    : one_minus ? "a mask (1 - mask biases the scores): all ones, nothing masked out"
+                                : "a mask: all ones";
     } else if (has_choice) {
       hint.kind = ValueHint::Kind::kChoice;
       hint.choice = choice;

@@ -12,8 +12,8 @@
 #include <onnx/onnx_pb.h>
 
 #include "ortkit/core/result.h"
-#include "ortkit/runtime/run.h"
 #include "ortkit/tensor/tensor.h"
+#include "ortkit/tensor/tensor_spec.h"
 
 namespace ortkit {
 

@@ -14,8 +14,8 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/tensor.h"
-#include "ortkit/validate/compare.h"
 
 namespace ortkit {
 

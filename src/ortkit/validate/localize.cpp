@@ -18,8 +18,8 @@
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
-#include "ortkit/tensor/statistics.h"
 #include "ortkit/tensor/tensor_proto.h"
+#include "ortkit/tensor/tensor_stats.h"
 #include "ortkit/tensor/test_case.h"
 
 namespace ortkit {

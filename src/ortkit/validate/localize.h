@@ -32,12 +32,12 @@
 #include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
-#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/runtime/runtime.h"
-#include "ortkit/tensor/statistics.h"
+#include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/tensor.h"
-#include "ortkit/validate/compare.h"
+#include "ortkit/tensor/tensor_stats.h"
 #include "ortkit/validate/cross_check.h"
 
 namespace ortkit {

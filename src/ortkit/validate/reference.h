@@ -11,7 +11,7 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/run.h"
-#include "ortkit/validate/compare.h"
+#include "ortkit/tensor/comparison.h"
 
 namespace ortkit {
 

@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/core/text.h"
+
 namespace ortkit {
 namespace {
 
@@ -15,6 +17,8 @@ namespace {
 // positions of a small encoder took all 24 GiB of a test machine).
 constexpr std::int64_t kLargestSearched = 4096;
 constexpr std::uint64_t kSearchBytes = std::uint64_t{64} << 20;  // inputs of one search run
+constexpr std::int64_t kTypicalTokens = 128;                     // a text's length, in tokens
+constexpr std::int64_t kTypicalSampleRate = 16000;               // one second of speech-rate audio
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -266,7 +270,8 @@ std::map<std::string, std::int64_t> SizeSteps(const std::vector<TensorSpec>& spe
   return steps;
 }
 
-std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model) {
+std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
+                                                 const std::map<std::string, ValueHint>& hints) {
   std::vector<std::int64_t> image{224, 224};
   auto imgsz = MetadataNumbers(model, "imgsz");  // "[320, 320]" or "640"
   if (imgsz.size() == 1) imgsz.push_back(imgsz[0]);
@@ -282,6 +287,37 @@ std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& 
   for (std::size_t i = 0; i < image_axes.size(); ++i) {
     if (!image_axes[i].empty()) typical.emplace(image_axes[i], image[i % 2]);
   }
+  // Text: token ids [batch, sequence] that index a table get 128 positions (the search halves it where a
+  // position table is shorter).
+  for (const auto& spec : specs) {
+    auto hint = hints.find(spec.name);
+    if (spec.dims.size() != 2 || spec.dims[1].fixed() || hint == hints.end() ||
+        hint->second.kind != ValueHint::Kind::kIndices)
+      continue;
+    typical.emplace(spec.dims[1].symbol, kTypicalTokens);
+  }
+  // Audio: samples [batch, samples] or [batch, 1, samples], recognised by name or by a sample-rate input,
+  // get one second at that rate (16 kHz unless the rate input says otherwise).
+  std::int64_t rate = 0;
+  for (const auto& spec : specs) {
+    if (spec.name != "sr" && !NameHas(spec.name, {"sample_rate", "sampling_rate"})) continue;
+    auto hint = hints.find(spec.name);
+    rate = hint != hints.end() && hint->second.kind == ValueHint::Kind::kChoice && hint->second.choice >= 8000 &&
+                   hint->second.choice <= 48000
+               ? static_cast<std::int64_t>(hint->second.choice)
+               : kTypicalSampleRate;
+  }
+  for (const auto& spec : specs) {
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (info == nullptr || !info->is_float || spec.dims.empty() || spec.dims.size() > 3) continue;
+    const DimSpec& samples = spec.dims.back();
+    if (samples.fixed() || samples.symbol.empty() ||
+        (spec.dims.size() == 3 && !(spec.dims[1].fixed() && spec.dims[1].value == 1)))
+      continue;
+    const bool named = NameHas(spec.name + " " + (UnnamedAxisOf(samples.symbol) < 0 ? samples.symbol : ""),
+                               {"audio", "wav", "pcm", "speech", "sample", "signal", "input_values"});
+    if (named || rate > 0) typical.emplace(samples.symbol, rate > 0 ? rate : kTypicalSampleRate);
+  }
   return typical;
 }
 
@@ -292,7 +328,7 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
   search.base = base;
   search.steps = SizeSteps(search.specs, model);
   // The typical sizes, then smaller images (a text-line recogniser takes at most 80 rows) until one runs.
-  const auto typical = TypicalSizes(search.specs, model);
+  const auto typical = TypicalSizes(search.specs, model, hints);
   for (const std::int64_t divisor : {1, 2, 4, 7}) {
     search.grown.clear();
     for (const auto& [dim, size] : typical) {

@@ -59,8 +59,11 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
 
 /// Sizes typical of what an input holds, for its dynamic dimensions (named as NameUnnamedAxes names
 /// them): an image (rank 4 with 1, 3 or 4 channels first or last) is 224 x 224, or the size the
-/// exporter recorded in the model's metadata (ultralytics' `imgsz`).
-std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model);
+/// exporter recorded in the model's metadata (ultralytics' `imgsz`); token ids that index a table are
+/// 128 long; audio samples (by name, or beside a sample-rate input) are one second at that rate, 16 kHz
+/// by default.
+std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
+                                                 const std::map<std::string, ValueHint>& hints = {});
 
 /// The multiples image sizes come in, from the exporter's metadata (ultralytics' `stride`: a detector
 /// whose feature maps are concatenated across scales runs only where they line up).

@@ -12,11 +12,11 @@
 #include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
-#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"
-#include "ortkit/validate/compare.h"
 #include "ortkit/validate/shape_search.h"
 
 namespace ortkit {

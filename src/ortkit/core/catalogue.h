@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/core/diagnosis.h"
 
 namespace ortkit {
 

@@ -1,4 +1,4 @@
-#include "ortkit/diagnose/catalogue.h"
+#include "ortkit/core/catalogue.h"
 
 #include <algorithm>
 #include <array>

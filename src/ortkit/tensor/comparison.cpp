@@ -1,4 +1,4 @@
-#include "ortkit/validate/compare.h"
+#include "ortkit/tensor/comparison.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
-#include "ortkit/bench/compare.h"
+#include "ortkit/bench/run_comparison.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "ortkit/bench/statistics.h"
+#include "ortkit/core/sample_stats.h"
 
 namespace ortkit {
 namespace {

@@ -1,10 +1,10 @@
-#include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/core/diagnosis.h"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "ortkit/diagnose/catalogue.h"
+#include "ortkit/core/catalogue.h"
 
 namespace ortkit {
 

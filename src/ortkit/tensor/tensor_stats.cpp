@@ -1,4 +1,4 @@
-#include "ortkit/tensor/statistics.h"
+#include "ortkit/tensor/tensor_stats.h"
 
 #include <algorithm>
 #include <cmath>
