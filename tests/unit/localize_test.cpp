@@ -595,5 +595,32 @@ TEST(LocalizeNaN, TheFirstNodeToProduceNaNIsNamed) {
       << diagnoses[0].message;
 }
 
+// A NaN origin fed straight from the graph's input and an initializer: their ranges are given too.
+TEST(LocalizeNaN, TheOriginsGraphInputsAndInitializersCarryTheirRanges) {
+  auto runtime = Runtime::Create().value();
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    power (float[batch, 4] x) => (float[batch, 4] y) {
+      y = Pow (x, half)
+    }
+  )");
+  auto* half = model.mutable_graph()->add_initializer();
+  half->set_name("half");
+  half->set_data_type(onnx::TensorProto::FLOAT);
+  half->add_float_data(0.5f);
+  model.mutable_graph()->mutable_node(0)->set_name("square_root");
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::FromVector<float>({1, 4}, {-3, -1, 2, 5}).value()});
+  auto report = Localize(*runtime, ModelSource{{}, model.SerializeAsString()},
+                         ParseCrossCheckMode("opt-levels").value(), inputs, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report->divergence.has_value());
+  EXPECT_TRUE(report->divergence->nan_origin);
+  const auto diagnoses = LocalizeDiagnoses(*report);
+  ASSERT_EQ(diagnoses.size(), 1u);
+  EXPECT_NE(diagnoses[0].message.find("'x' (graph input) in [-3, 5]"), std::string::npos) << diagnoses[0].message;
+  EXPECT_NE(diagnoses[0].message.find("'half' (initializer) in [0.5, 0.5]"), std::string::npos) << diagnoses[0].message;
+}
+
 }  // namespace
 }  // namespace ortkit

@@ -321,6 +321,26 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
   return OkStatus();
 }
 
+/// The ranges of the graph inputs and initializers the diverging node reads, beside those of the values
+/// compared: a NaN origin fed straight from an input ("Log of 'x' in [-2.1, 3.4]") says so too.
+void AddSourceRanges(const onnx::GraphProto& graph, const GraphIndex& index, std::span<const NamedTensor> inputs,
+                     const Divergence& divergence, AgreedValues& ranges) {
+  const auto& node = graph.node(index.producer.at(divergence.value));
+  for (const auto& value : node.input()) {
+    if (value.empty() || ranges.count(value)) continue;
+    if (index.graph_inputs.count(value)) {
+      auto fed = std::find_if(inputs.begin(), inputs.end(), [&](const NamedTensor& t) { return t.name == value; });
+      if (fed != inputs.end() && !fed->tensor.is_string()) ranges.emplace(value, ComputeStats(fed->tensor));
+    } else if (index.initializers.count(value)) {
+      for (const auto& init : graph.initializer()) {
+        if (init.name() != value) continue;
+        auto tensor = TensorFromProto(init, value);
+        if (tensor.ok() && !tensor->is_string()) ranges.emplace(value, ComputeStats(*tensor));
+      }
+    }
+  }
+}
+
 /// Fills in the node, its inputs and the last agreeing value upstream of the divergence.
 void DescribeDivergence(const onnx::GraphProto& graph, const GraphIndex& index, const Walk& walk,
                         const AgreedValues& agreed, Divergence& divergence) {
@@ -339,8 +359,10 @@ void DescribeDivergence(const onnx::GraphProto& graph, const GraphIndex& index, 
       if (auto stats = agreed.find(value); stats != agreed.end()) up.range = stats->second;
     } else if (index.initializers.count(value)) {
       up.state = UpstreamValue::State::kInitializer;
+      if (auto stats = agreed.find(value); stats != agreed.end()) up.range = stats->second;
     } else if (index.graph_inputs.count(value)) {
       up.state = UpstreamValue::State::kGraphInput;
+      if (auto stats = agreed.find(value); stats != agreed.end()) up.range = stats->second;
     }
     return up;
   };
@@ -481,6 +503,7 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, cons
   ORTKIT_RETURN_IF_ERROR(
       WalkChunks(walk, source(model_a, plan.a), source(model_b, plan.b), options, start, report, agreed));
   if (report.divergence) {
+    AddSourceRanges(model_a.proto.graph(), model_a.index, inputs, *report.divergence, agreed);
     DescribeDivergence(model_a.proto.graph(), model_a.index, walk, agreed, *report.divergence);
     if (own_b) CompareNodeInitializers(model_a, model_b, options.tolerance, *report.divergence);
   }
@@ -537,7 +560,10 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSou
   };
   AgreedValues agreed;
   ORTKIT_RETURN_IF_ERROR(WalkChunks(walk, from_reference, from_session, options, start, report, agreed));
-  if (report.divergence) DescribeDivergence(working.proto.graph(), working.index, walk, agreed, *report.divergence);
+  if (report.divergence) {
+    AddSourceRanges(working.proto.graph(), working.index, inputs, *report.divergence, agreed);
+    DescribeDivergence(working.proto.graph(), working.index, walk, agreed, *report.divergence);
+  }
   report.stats.elapsed_ms = MillisecondsSince(start);
   return report;
 }
