@@ -6,18 +6,8 @@
 source "$2/tests/support/e2e.sh"
 make() { "$bin/ortkit_make_model" from-text "$work/$1.onnx"; }
 
-# A reflect pad of 32 needs 33 samples; the state's unnamed batch is the samples' batch.
-make audio <<'TXT'
-<ir_version: 8, opset_import: ["" : 17]>
-audio (float[?, ?] x, float[2, ?, 8] state) => (float[?, ?] y, float[2, ?, 8] next) {
-  pads = Constant <value = int64[4] {0, 32, 0, 32}> ()
-  y = Pad <mode = "reflect"> (x, pads)
-  m = ReduceMean <axes = [1], keepdims = 1> (y)
-  zero = Constant <value = int64[1] {0}> ()
-  u = Unsqueeze (m, zero)
-  next = Add (state, u)
-}
-TXT
+# tests/data/models: an audio front end whose reflect pad needs 33 samples, and a 100-row position table.
+for name in unnamed_audio position_table; do make "$name" <"$src/tests/data/models/$name.txt"; done
 make image <<'TXT'
 <ir_version: 8, opset_import: ["" : 17]>
 image (float[?, 3, ?, ?] x) => (float[?, 4, ?, ?] y) {
@@ -34,22 +24,11 @@ nan (float[batch, 8] x) => (float[batch, 8] y) {
   y = Div (z, zero)
 }
 TXT
-make positions <<'TXT'
-<ir_version: 8, opset_import: ["" : 17]>
-positions (float[batch, seq] x) => (float[batch, seq] y) {
-  hundred = Constant <value = int64[1] {100}> ()
-  table = ConstantOfShape <value = float[1] {0.5}> (hundred)
-  seq_len = Shape <start = 1, end = 2> (x)
-  zero = Constant <value = int64[1] {0}> ()
-  positions = Slice (table, zero, seq_len)
-  y = Add (x, positions)
-}
-TXT
 
 # run: the guessed length fails, so it is grown, and the report says what the model needs.
-expect_rc 0 "$ortkit" run "$work/audio.onnx"
+expect_rc 0 "$ortkit" run "$work/unnamed_audio.onnx"
 expect_msg "needs at least 33"
-expect_rc 0 "$ortkit" run "$work/audio.onnx" --dim x:1=64
+expect_rc 0 "$ortkit" run "$work/unnamed_audio.onnx" --dim x:1=64
 expect_msg "\[1, 64\]"
 "$ortkit" run "$work/image.onnx" --format json >"$work/image.json"
 python3 - "$work/image.json" <<'PY'
@@ -59,12 +38,12 @@ assert r["inputs"][0]["shape"] == [1, 3, 224, 224], r["inputs"]
 PY
 
 # validate: the cross-check runs where the model runs, and the sweep covers both unnamed axes.
-expect_rc 0 "$ortkit" validate "$work/audio.onnx"
+expect_rc 0 "$ortkit" validate "$work/unnamed_audio.onnx"
 expect_msg "PASS"
 expect_msg "x:0  x:1"
-expect_rc 0 "$ortkit" validate "$work/audio.onnx" --sweep x:1=64,128
+expect_rc 0 "$ortkit" validate "$work/unnamed_audio.onnx" --sweep x:1=64,128
 # Why the sweep stops at 100 is in the text, not only in the JSON.
-expect_rc 0 "$ortkit" validate "$work/positions.onnx"
+expect_rc 0 "$ortkit" validate "$work/position_table.onnx"
 expect_msg "runs up to 100"
 # Every dimension set: the one run is shown with its finding.
 expect_rc 1 "$ortkit" validate "$work/nan.onnx" --dim batch=2
@@ -72,13 +51,13 @@ expect_msg "sweep.nan-inf"
 expect_msg "one run"
 
 # bench: unnamed dims are settable, and an image is timed at 224 x 224, said in the report.
-expect_rc 0 "$ortkit" bench "$work/audio.onnx" --dim x:1=512 --iterations 2
+expect_rc 0 "$ortkit" bench "$work/unnamed_audio.onnx" --dim x:1=512 --iterations 2
 expect_msg "x:1=512"
 expect_rc 0 "$ortkit" bench "$work/image.onnx" --iterations 2
 expect_msg "x:2=224 x:3=224"
 
 # doctor: an input shaped by --shape is not swept; a failure at fixed sizes is one finding.
-"$ortkit" doctor "$work/audio.onnx" --shape x=1x512 --runs 2 --format json >"$work/doctor.json"
+"$ortkit" doctor "$work/unnamed_audio.onnx" --shape x=1x512 --runs 2 --format json >"$work/doctor.json"
 python3 - "$work/doctor.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -20,6 +22,15 @@ onnx::ModelProto ParseModelText(std::string_view text) {
     return onnx::ModelProto();
   }
   return model;
+}
+
+std::string ModelText(std::string_view name) {
+  const std::filesystem::path path =
+      std::filesystem::path(ORTKIT_SOURCE_DIR) / "tests" / "data" / "models" / (std::string(name) + ".txt");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.empty()) ADD_FAILURE() << "cannot read the test model " << path;
+  return text;
 }
 
 TempDir::TempDir() {

@@ -14,19 +14,9 @@ namespace ortkit::testing {
 /// Fails the current test (ADD_FAILURE) and returns an empty model on a syntax error.
 onnx::ModelProto ParseModelText(std::string_view text);
 
-/// An audio front end as converters write it: samples `x[?, ?]` with a reflect pad of 32 (so at least 33
-/// samples), and a recurrent state `[2, ?, 8]` whose second, unnamed axis is the batch.
-inline constexpr std::string_view kUnnamedAudioModel = R"(
-  <ir_version: 8, opset_import: ["" : 17]>
-  agraph (float[?, ?] x, float[2, ?, 8] state) => (float[?, ?] y, float[2, ?, 8] next) {
-    pads = Constant <value = int64[4] {0, 32, 0, 32}> ()
-    y = Pad <mode = "reflect"> (x, pads)
-    m = ReduceMean <axes = [1], keepdims = 1> (y)
-    zero = Constant <value = int64[1] {0}> ()
-    u = Unsqueeze (m, zero)
-    next = Add (state, u)
-  }
-)";
+/// The text of tests/data/models/NAME.txt, a model the end-to-end scripts use too (README.md there
+/// says what each is); empty, with the test failed, when the file cannot be read.
+std::string ModelText(std::string_view name);
 
 /// A directory under the system temp folder, removed with everything in it on destruction.
 class TempDir {

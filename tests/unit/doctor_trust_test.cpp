@@ -106,7 +106,7 @@ TEST_F(DoctorTrust, AFailureAtFixedSizesIsSaidOnce) {
 TEST_F(DoctorTrust, AnInputShapedByTheUserIsNotSwept) {
   InputPlan plan;
   plan.shapes["x"] = {1, 512};
-  const auto report = Doctor(testing::kUnnamedAudioModel.data(), plan);
+  const auto report = Doctor(testing::ModelText("unnamed_audio").c_str(), plan);
   EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
   ASSERT_TRUE(report.providers[0].sweep);
   for (const auto& axis : report.providers[0].sweep->axes) {
@@ -116,7 +116,7 @@ TEST_F(DoctorTrust, AnInputShapedByTheUserIsNotSwept) {
 }
 
 TEST_F(DoctorTrust, AnAudioModelWithUnnamedDimsIsHealthyWithItsMinimumFound) {
-  const auto report = Doctor(testing::kUnnamedAudioModel.data());
+  const auto report = Doctor(testing::ModelText("unnamed_audio").c_str());
   EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
   const Diagnosis* limit = Find(report, "sweep.size-limit");
   ASSERT_NE(limit, nullptr);

@@ -29,7 +29,7 @@ class ShapeSearchTest : public ::testing::Test {
 };
 
 TEST_F(ShapeSearchTest, UnnamedAudioAxesAreNamedGrownAndMerged) {
-  Load(testing::kUnnamedAudioModel.data());
+  Load(testing::ModelText("unnamed_audio").c_str());
   const ShapeSearch search = Search();
   ASSERT_TRUE(search.runs);
   EXPECT_EQ(search.specs[0].dims[0].symbol, "x:0");
@@ -55,7 +55,7 @@ TEST_F(ShapeSearchTest, UnnamedAudioAxesAreNamedGrownAndMerged) {
 
 // A model whose unnamed dims are sized by the user keeps the user's sizes: nothing is grown.
 TEST_F(ShapeSearchTest, SizesTheUserGaveAreKept) {
-  Load(testing::kUnnamedAudioModel.data());
+  Load(testing::ModelText("unnamed_audio").c_str());
   InputPlan plan;
   plan.dims["x:1"] = 16;
   const ShapeSearch search = Search(plan);

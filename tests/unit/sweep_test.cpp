@@ -102,21 +102,8 @@ TEST_F(SweepTest, AutoAxesCoverEverySymbolWithExtremes) {
   EXPECT_TRUE(report->Passed());
 }
 
-// A model made for 100 positions at most (position embeddings): the auto sweep tries 100, not 256.
-constexpr const char* kPositionTable = R"(
-  <ir_version: 8, opset_import: ["" : 17]>
-  agraph (float[batch, seq] x) => (float[batch, seq] y) {
-    hundred = Constant <value = int64[1] {100}> ()
-    table = ConstantOfShape <value = float[1] {0.5}> (hundred)
-    seq_len = Shape <start = 1, end = 2> (x)
-    zero = Constant <value = int64[1] {0}> ()
-    positions = Slice (table, zero, seq_len)
-    y = Add (x, positions)
-  }
-)";
-
 TEST_F(SweepTest, AutoAxesStayWithinTheSizesTheModelIsMadeFor) {
-  Load(kPositionTable);
+  Load(testing::ModelText("position_table").c_str());
   SweepOptions options;
   // Without export.json the sweep finds the limit by running: 256 positions of a 100-row table fail,
   // 100 run. A size requirement, not a failure.

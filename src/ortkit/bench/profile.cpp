@@ -112,17 +112,4 @@ Result<ProfileReport> ReadProfileTrace(const std::filesystem::path& path, std::s
   return report;
 }
 
-Result<std::filesystem::path> EndProfiling(Session& session) {
-  try {
-    Ort::AllocatorWithDefaultOptions allocator;
-    auto path = session.ort().EndProfilingAllocated(allocator);
-    if (path == nullptr || *path.get() == '\0') {
-      return MakeError(ErrorKind::kInvalidArgument, "the session was not created with profiling enabled");
-    }
-    return std::filesystem::path(path.get());
-  } catch (const Ort::Exception& e) {
-    return MakeError(ErrorKind::kRuntime, std::string("ending the profiler: ") + e.what());
-  }
-}
-
 }  // namespace ortkit

@@ -55,7 +55,4 @@ Result<ProfileReport> ParseProfileTrace(std::string_view json_text, std::string_
 /// Reads and parses the trace file at `path` (kIo when unreadable).
 Result<ProfileReport> ReadProfileTrace(const std::filesystem::path& path, std::string_view requested_provider);
 
-/// Stops the profiler of a session created with enable_profiling and returns the trace's path.
-Result<std::filesystem::path> EndProfiling(Session& session);
-
 }  // namespace ortkit

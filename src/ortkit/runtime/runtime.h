@@ -104,6 +104,9 @@ struct NamedBuffer {
 /// TranslateRuntimeError(..., during_run = true)).
 Status RunOnce(Session& session, std::span<const NamedBuffer> inputs);
 
+/// Stops the profiler of a session created with enable_profiling and returns the trace's path.
+Result<std::filesystem::path> EndProfiling(Session& session);
+
 /// Builds Ort::SessionOptions from `config`; fails for an unavailable provider.
 Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config);
 
