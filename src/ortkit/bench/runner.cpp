@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "ortkit/runtime/run.h"
+#include "ortkit/runtime/repeated_run.h"
 
 namespace ortkit {
 namespace {
@@ -28,133 +28,45 @@ double CpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-Error RunError(const Session& session, const std::exception& e, bool invalid_argument) {
-  return MakeError(invalid_argument ? ErrorKind::kInvalidArgument : ErrorKind::kRuntime,
-                   fmt::format("running the model on {}: {}", session.config().provider, e.what()));
-}
-
-// Everything a Run call needs, built once per session so that the timed loop only calls Run.
-// The input values point into the caller's tensors (no copy).
-struct PreparedSession {
-  Session* session = nullptr;
-  std::vector<const char*> input_names;
-  std::vector<Ort::Value> input_values;
-  std::vector<std::string> output_name_storage;
-  std::vector<const char*> output_names;
-  std::vector<Ort::Value> first_outputs;  ///< from the first run: shapes and types for IO binding
-};
-
-Result<PreparedSession> Prepare(Session& session, const std::vector<NamedTensor>& inputs) {
-  ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
-  ORTKIT_RETURN_IF_ERROR(CheckInputs(inputs, input_specs));
-  ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
-  PreparedSession prepared;
-  prepared.session = &session;
-  try {
-    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    Ort::AllocatorWithDefaultOptions allocator;
-    for (const auto& in : inputs) {
-      prepared.input_values.push_back(ToOrtValue(in.tensor, memory, allocator));
-      prepared.input_names.push_back(in.name.c_str());
-    }
-  } catch (const Ort::Exception& e) {
-    return MakeError(ErrorKind::kInvalidArgument, std::string("wrapping the inputs: ") + e.what());
-  }
-  for (auto& spec : output_specs) prepared.output_name_storage.push_back(std::move(spec.name));
-  for (const auto& name : prepared.output_name_storage) prepared.output_names.push_back(name.c_str());
-  return prepared;
-}
-
 // One measuring thread's state. Owned by RunBenchmark; only its thread touches it while running.
 struct Worker {
-  PreparedSession* prepared = nullptr;
-  std::unique_ptr<Ort::IoBinding> binding;
-  std::vector<Ort::Value> bound_outputs;
+  RepeatedRun* run = nullptr;
+  std::optional<RepeatedRun::Binding> binding;
   std::vector<double> samples_ms;
   std::optional<Error> failure;
   Clock::time_point started;
   Clock::time_point finished;
 };
 
-Status BindOnce(Worker& worker) {
-  PreparedSession& p = *worker.prepared;
-  try {
-    Ort::Session& session = p.session->ort();
-    worker.binding = std::make_unique<Ort::IoBinding>(session);
-    for (std::size_t i = 0; i < p.input_values.size(); ++i)
-      worker.binding->BindInput(p.input_names[i], p.input_values[i]);
-    const Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    Ort::AllocatorWithDefaultOptions allocator;
-    for (std::size_t i = 0; i < p.output_names.size(); ++i) {
-      const Ort::Value& first = p.first_outputs[i];
-      if (!first.IsTensor()) {
-        worker.binding->BindOutput(p.output_names[i], cpu);
-        continue;
-      }
-      const auto info = first.GetTensorTypeAndShapeInfo();
-      const std::vector<std::int64_t> shape = info.GetShape();
-      worker.bound_outputs.push_back(
-          Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), info.GetElementType()));
-      worker.binding->BindOutput(p.output_names[i], worker.bound_outputs.back());
-    }
-    return OkStatus();
-  } catch (const Ort::Exception& e) {
-    return MakeError(ErrorKind::kRuntime, std::string("binding inputs and outputs: ") + e.what());
-  }
-}
-
 // The first run on a session (timed on its own) and the untimed warm-up after it.
-Result<double> WarmUp(PreparedSession& p, std::int64_t warmup) {
-  Ort::Session& session = p.session->ort();
-  const Ort::RunOptions run_options{nullptr};
-  try {
-    const auto start = Clock::now();
-    p.first_outputs = session.Run(run_options, p.input_names.data(), p.input_values.data(), p.input_values.size(),
-                                  p.output_names.data(), p.output_names.size());
-    const double first_ms = Milliseconds(Clock::now() - start);
-    for (std::int64_t i = 0; i < warmup; ++i) {
-      session.Run(run_options, p.input_names.data(), p.input_values.data(), p.input_values.size(),
-                  p.output_names.data(), p.output_names.size());
-    }
-    return first_ms;
-  } catch (const Ort::Exception& e) {
-    return RunError(*p.session, e, e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT);
-  } catch (const std::exception& e) {
-    return RunError(*p.session, e, false);
-  }
+Result<double> WarmUp(RepeatedRun& run, std::int64_t warmup) {
+  const auto start = Clock::now();
+  ORTKIT_RETURN_IF_ERROR(run.RunFirst());
+  const double first_ms = Milliseconds(Clock::now() - start);
+  for (std::int64_t i = 0; i < warmup; ++i) ORTKIT_RETURN_IF_ERROR(run.Run());
+  return first_ms;
 }
 
 // The timed loop. `claimed` hands out run indices in count mode; in duration mode each thread
 // measures for the duration from its own start. Any failure stops every thread.
 void Measure(Worker& worker, const BenchOptions& options, std::int64_t total, std::atomic<std::int64_t>& claimed,
              std::atomic<bool>& stop) {
-  PreparedSession& p = *worker.prepared;
-  Ort::Session& session = p.session->ort();
-  const Ort::RunOptions run_options{nullptr};
   const bool fixed_count = options.duration_s <= 0;
   worker.started = Clock::now();
   const auto deadline =
       worker.started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.duration_s));
-  try {
-    while (!stop.load(std::memory_order_relaxed)) {
-      if (fixed_count && claimed.fetch_add(1, std::memory_order_relaxed) >= total) break;
-      const auto start = Clock::now();
-      if (worker.binding) {
-        session.Run(run_options, *worker.binding);
-      } else {
-        auto outputs = session.Run(run_options, p.input_names.data(), p.input_values.data(), p.input_values.size(),
-                                   p.output_names.data(), p.output_names.size());
-      }
-      const auto end = Clock::now();
-      worker.samples_ms.push_back(Milliseconds(end - start));
-      if (!fixed_count && end >= deadline) break;
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (fixed_count && claimed.fetch_add(1, std::memory_order_relaxed) >= total) break;
+    const auto start = Clock::now();
+    const Status ran = worker.binding ? worker.binding->Run() : worker.run->Run();
+    const auto end = Clock::now();
+    if (!ran.ok()) {
+      worker.failure = ran.error();
+      stop.store(true);
+      break;
     }
-  } catch (const Ort::Exception& e) {
-    worker.failure = RunError(*p.session, e, e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT);
-    stop.store(true);
-  } catch (const std::exception& e) {
-    worker.failure = RunError(*p.session, e, false);
-    stop.store(true);
+    worker.samples_ms.push_back(Milliseconds(end - start));
+    if (!fixed_count && end >= deadline) break;
   }
   worker.finished = Clock::now();
 }
@@ -204,11 +116,11 @@ Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::
   result.sessions = static_cast<int>(sessions.size());
   result.concurrency = options.concurrency;
 
-  std::vector<PreparedSession> prepared;
+  std::vector<RepeatedRun> prepared;
   prepared.reserve(sessions.size());
   for (Session* session : sessions) {
-    ORTKIT_ASSIGN_OR_RETURN(PreparedSession p, Prepare(*session, inputs));
-    prepared.push_back(std::move(p));
+    ORTKIT_ASSIGN_OR_RETURN(RepeatedRun run, RepeatedRun::Prepare(*session, inputs));
+    prepared.push_back(std::move(run));
   }
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     ORTKIT_ASSIGN_OR_RETURN(double first_ms, WarmUp(prepared[i], options.warmup));
@@ -218,8 +130,11 @@ Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::
   const std::size_t thread_count = prepared.size() * static_cast<std::size_t>(options.concurrency);
   std::vector<Worker> workers(thread_count);
   for (std::size_t i = 0; i < thread_count; ++i) {
-    workers[i].prepared = &prepared[i % prepared.size()];
-    if (options.io_binding) ORTKIT_RETURN_IF_ERROR(BindOnce(workers[i]));
+    workers[i].run = &prepared[i % prepared.size()];
+    if (options.io_binding) {
+      ORTKIT_ASSIGN_OR_RETURN(auto binding, workers[i].run->Bind());
+      workers[i].binding = std::move(binding);
+    }
     if (options.duration_s <= 0) workers[i].samples_ms.reserve(static_cast<std::size_t>(options.iterations));
   }
 
