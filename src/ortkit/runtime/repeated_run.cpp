@@ -123,4 +123,43 @@ Status RepeatedRun::Binding::Run() {
   return Guarded(*s.session, [&] { s.session->ort().Run(Ort::RunOptions{nullptr}, s.binding); });
 }
 
+struct InPlaceOutputs::State {
+  std::vector<Ort::Value> values;
+};
+
+InPlaceOutputs::InPlaceOutputs() : state_(std::make_unique<State>()) {}
+InPlaceOutputs::InPlaceOutputs(InPlaceOutputs&&) noexcept = default;
+InPlaceOutputs& InPlaceOutputs::operator=(InPlaceOutputs&&) noexcept = default;
+InPlaceOutputs::~InPlaceOutputs() = default;
+
+std::size_t InPlaceOutputs::size() const { return state_->values.size(); }
+
+std::vector<std::int64_t> InPlaceOutputs::Shape(std::size_t output) const {
+  return state_->values[output].GetTensorTypeAndShapeInfo().GetShape();
+}
+
+std::byte* InPlaceOutputs::Data(std::size_t output) {
+  return static_cast<std::byte*>(state_->values[output].GetTensorMutableRawData());
+}
+
+Result<InPlaceOutputs> RunInPlace(Session& session, std::span<const char* const> input_names,
+                                  std::span<const Tensor* const> inputs, std::span<const char* const> output_names) {
+  InPlaceOutputs outputs;
+  try {
+    const Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    Ort::AllocatorWithDefaultOptions allocator;
+    std::vector<Ort::Value> values;
+    values.reserve(inputs.size());
+    for (const Tensor* input : inputs) values.push_back(ToOrtValue(*input, memory, allocator));
+    outputs.state_->values = session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(),
+                                               values.size(), output_names.data(), output_names.size());
+  } catch (const Ort::Exception& e) {
+    return MakeError(e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT ? ErrorKind::kInvalidArgument : ErrorKind::kRuntime,
+                     e.what());
+  } catch (const std::exception& e) {
+    return MakeError(ErrorKind::kRuntime, e.what());
+  }
+  return outputs;
+}
+
 }  // namespace ortkit

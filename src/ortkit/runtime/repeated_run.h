@@ -1,10 +1,15 @@
 #pragma once
-// A session run many times on the same inputs, as a benchmark runs it: the inputs are wrapped once,
-// without a copy, so that each timed run does nothing but run; and, after the first run, each
-// thread may get an IO binding whose outputs are allocated once, at the first run's shapes.
+// Runs without copies, for the benchmark and the server. RepeatedRun: a session run many times on
+// the same inputs, as a benchmark runs it: the inputs are wrapped once, so that each timed run does
+// nothing but run; and, after the first run, each thread may get an IO binding whose outputs are
+// allocated once, at the first run's shapes. RunInPlace: one run whose outputs stay in ONNX
+// Runtime's own buffers, for a server to answer from or copy rows out of.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
@@ -51,5 +56,31 @@ class RepeatedRun {
   explicit RepeatedRun(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+/// The outputs of RunInPlace, in ONNX Runtime's own buffers: each output's shape and bytes (tensor
+/// outputs only; the run asks for tensors).
+class InPlaceOutputs {
+ public:
+  InPlaceOutputs();
+  InPlaceOutputs(InPlaceOutputs&&) noexcept;
+  InPlaceOutputs& operator=(InPlaceOutputs&&) noexcept;
+  ~InPlaceOutputs();
+
+  std::size_t size() const;
+  std::vector<std::int64_t> Shape(std::size_t output) const;
+  std::byte* Data(std::size_t output);
+
+ private:
+  friend Result<InPlaceOutputs> RunInPlace(Session&, std::span<const char* const>, std::span<const Tensor* const>,
+                                           std::span<const char* const>);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Runs `session` on `inputs` (named `input_names`, wrapped without a copy) for the outputs named
+/// `output_names`. Fails with kInvalidArgument when ONNX Runtime rejects the inputs, else kRuntime;
+/// the message is the runtime's own.
+Result<InPlaceOutputs> RunInPlace(Session& session, std::span<const char* const> input_names,
+                                  std::span<const Tensor* const> inputs, std::span<const char* const> output_names);
 
 }  // namespace ortkit

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/repeated_run.h"
 #include "ortkit/serve/thread_name.h"
 #include "ortkit/tensor/synthesis.h"
 
@@ -42,9 +43,8 @@ namespace {
 // takes to read its answer (see RunBatch); bert-tiny's 64 rows of [8, 128] floats are 256 KiB.
 constexpr std::size_t kViewBatchBytes = std::size_t{1} << 20;
 
-// Where row `row` of `output` (shaped `shape`, rows along axis 0, of `type`) starts.
-std::byte* RowsOf(Ort::Value& output, const std::vector<std::int64_t>& shape, DataType type, std::int64_t row) {
-  auto* data = static_cast<std::byte*>(output.GetTensorMutableRawData());
+// Where row `row` of an output's bytes `data` (shaped `shape`, rows along axis 0, of `type`) starts.
+std::byte* RowsOf(std::byte* data, const std::vector<std::int64_t>& shape, DataType type, std::int64_t row) {
   std::size_t row_bytes = FindDataType(type)->size;
   for (std::size_t d = 1; d < shape.size(); ++d) row_bytes *= static_cast<std::size_t>(shape[d]);
   return data + row_bytes * static_cast<std::size_t>(row);
@@ -405,38 +405,41 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
   // One request taken whole and unpadded runs on its own tensors: no copy.
   const bool direct = slices.size() == 1 && slices.front().rows == first.rows && !first.padded;
   std::vector<Tensor> batched;
-  std::vector<Ort::Value> values;
+  batched.reserve(inputs_.size());  // `sources` points into it
+  std::vector<const Tensor*> sources;
   std::optional<Error> error;
-  std::vector<Ort::Value> outputs;
-  try {
-    Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    Ort::AllocatorWithDefaultOptions allocator;
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const Tensor* source = first.inputs[i];
-      if (!direct) {
-        std::vector<std::int64_t> shape{total_rows};
-        shape.insert(shape.end(), first.batch_inner[i].begin(), first.batch_inner[i].end());
-        auto tensor = padded ? Tensor::Zeros(source->type(), shape) : Tensor::Allocate(source->type(), shape);
-        if (!tensor.ok()) throw std::runtime_error(tensor.error().message);
-        const std::size_t element = FindDataType(source->type())->size;
-        std::int64_t row = 0;
-        for (const auto& s : slices) {
-          const Tensor& t = *s.payload->inputs[i];
-          CopyRows(t.data(), t.shape(), s.row_begin, tensor->data(), tensor->shape(), row, s.rows, element);
-          row += s.rows;
-        }
-        batched.push_back(std::move(tensor).value());
-        source = &batched.back();
+  for (std::size_t i = 0; i < inputs_.size() && !error; ++i) {
+    const Tensor* source = first.inputs[i];
+    if (!direct) {
+      std::vector<std::int64_t> shape{total_rows};
+      shape.insert(shape.end(), first.batch_inner[i].begin(), first.batch_inner[i].end());
+      auto tensor = padded ? Tensor::Zeros(source->type(), shape) : Tensor::Allocate(source->type(), shape);
+      if (!tensor.ok()) {
+        error = MakeError(ErrorKind::kInternal,
+                          fmt::format("model '{}': assembling the batch: {}", source_.name, tensor.error().message));
+        break;
       }
-      values.push_back(ToOrtValue(*source, memory, allocator));
+      const std::size_t element = FindDataType(source->type())->size;
+      std::int64_t row = 0;
+      for (const auto& s : slices) {
+        const Tensor& t = *s.payload->inputs[i];
+        CopyRows(t.data(), t.shape(), s.row_begin, tensor->data(), tensor->shape(), row, s.rows, element);
+        row += s.rows;
+      }
+      batched.push_back(std::move(tensor).value());
+      source = &batched.back();
     }
-    outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names_.data(), values.data(), values.size(),
-                                output_names_.data(), output_names_.size());
-  } catch (const Ort::Exception& e) {
-    error = MakeError(ErrorKind::kRuntime, fmt::format("model '{}' failed to run: {}", source_.name, e.what()));
-  } catch (const std::exception& e) {
-    error =
-        MakeError(ErrorKind::kInternal, fmt::format("model '{}': assembling the batch: {}", source_.name, e.what()));
+    sources.push_back(source);
+  }
+  InPlaceOutputs outputs;
+  if (!error) {
+    auto ran = RunInPlace(session, input_names_, sources, output_names_);
+    if (ran.ok()) {
+      outputs = std::move(ran).value();
+    } else {
+      error = MakeError(ErrorKind::kRuntime,
+                        fmt::format("model '{}' failed to run: {}", source_.name, ran.error().message));
+    }
   }
   const TimePoint finish = Clock::now();
   metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
@@ -446,7 +449,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
   std::vector<std::vector<std::int64_t>> shapes;
   if (!error) {
     for (std::size_t o = 0; o < outputs.size() && !error; ++o) {
-      shapes.push_back(outputs[o].GetTensorTypeAndShapeInfo().GetShape());
+      shapes.push_back(outputs.Shape(o));
       if (batchable_ && (shapes.back().empty() || shapes.back()[0] != total_rows)) {
         error = MakeError(ErrorKind::kRuntime, fmt::format("output '{}' has shape {} for a batch of {} rows",
                                                            outputs_[o].name, ShapeToString(shapes.back()), total_rows));
@@ -467,7 +470,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
     }
     views = bytes <= kViewBatchBytes;
   }
-  const auto results = std::make_shared<std::vector<Ort::Value>>(std::move(outputs));
+  const auto results = std::make_shared<InPlaceOutputs>(std::move(outputs));
   std::int64_t row = 0;
   for (auto& s : slices) {
     PendingRequest& p = *s.payload;
@@ -496,7 +499,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
                                        shapes[o].begin() + (batchable_ ? 1 : 0), shapes[o].end());
           auto tensor = view ? Tensor::View(outputs_[o].type, shape,
                                             std::shared_ptr<std::byte>(
-                                                results, RowsOf((*results)[o], shapes[o], outputs_[o].type, at)))
+                                                results, RowsOf(results->Data(o), shapes[o], outputs_[o].type, at)))
                              : Tensor::Allocate(outputs_[o].type, shape);
           if (!tensor.ok()) {
             copy_error = tensor.error();
@@ -510,7 +513,7 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
           const std::size_t o = p.wanted[k];
           Tensor& dst = p.outputs[k].tensor;
           if (dst.is_view()) continue;  // made above, of this slice's rows: a view is only of a whole request
-          const auto* src = static_cast<const std::byte*>((*results)[o].GetTensorRawData());
+          const std::byte* src = results->Data(o);
           if (batchable_) {
             CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
           } else {
