@@ -25,8 +25,11 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <onnxruntime_cxx_api.h>
+
 #include "ortkit/bench/runner.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/ort_handles.h"  // the raw session, to compare ortkit's path with
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/synthesis.h"
 
@@ -93,7 +96,7 @@ void AddCase(const std::filesystem::path& model, std::int64_t batch, std::int64_
 
 /// The raw loop: what a user would write against the C++ API. Returns runs per second.
 double RawBlock(Case& c, int runs) {
-  Ort::Session& session = c.session->ort();
+  Ort::Session& session = ortkit::OrtSession(*c.session);
   const Ort::RunOptions options{nullptr};
   const auto start = Clock::now();
   for (int i = 0; i < runs; ++i) {

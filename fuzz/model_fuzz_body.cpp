@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ortkit/check/lint.h"
 #include "ortkit/check/structure.h"
-#include "ortkit/diagnose/rules.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
-    core < tensor < model < diagnose < runtime < {check, validate, bench} < {convert, doctor, serve, perf}
+    core < tensor < model < diagnose < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf}
 
 Modules on one level do not include each other. Only runtime/ includes ONNX Runtime's headers or uses its
 C++ types (`Ort::`), in the library and in the commands. Prints each line that breaks a rule (file:line,
@@ -17,8 +17,9 @@ LEVELS = {
     "model": 2,
     "diagnose": 3,
     "runtime": 4,
-    "check": 5, "validate": 5, "bench": 5,
-    "convert": 6, "doctor": 6, "serve": 6, "perf": 6,
+    "check": 5, "env": 5,
+    "validate": 6, "bench": 6,
+    "convert": 7, "doctor": 7, "serve": 7, "perf": 7,
 }
 ORT_TYPE = re.compile(r"\bOrt::\w")
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](ortkit/(\w+)/[^>"]+|onnxruntime[^>"]*)[>"]')

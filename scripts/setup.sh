@@ -21,6 +21,18 @@ ort_npm_integrity="sha512-BkzxduSZ9IkeDP6Q8lz2TFU2ie7hSSvS7ZIfzMooExoq0CNzJnuuGa
 ort_dir="$deps/onnxruntime-$ort_version"
 python_dir="$deps/python"
 
+# The GPU build of ONNX Runtime $ort_version (CUDA 13, cuDNN 9), installed beside the CPU one and chosen
+# with cmake -DORTKIT_ORT_FLAVOR=gpu: the C library and CUDA provider of the onnxruntime-gpu wheel on
+# PyPI, pinned by sha256, with the CPU package's headers (one C API). The npm package
+# com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9 holds only the provider libraries, and the CPU
+# package's libonnxruntime.so refuses them ("CUDA execution provider is not enabled in this build").
+# The wheels stay in $deps/wheels: tests build Python environments from them (ortkit env).
+ort_gpu_dir="$deps/onnxruntime-gpu-$ort_version"
+wheels_dir="$deps/wheels"
+ort_wheels="\
+onnxruntime==$ort_version --hash=sha256:85f8e8406c52658735fe5c7fbfd3ebaa1ed340768324f6252e4274e374580a23
+onnxruntime-gpu==$ort_version --hash=sha256:de3caf93887ba4ad51c7d3cab04c7b464f9dd93c51047be5bfb413fd4a191e6a"
+
 # The ONNX C++ library (checker, shape inference, version converter, parser) at a current release,
 # built from the source distribution on PyPI (the whole C++ tree and its CMake files), checked
 # against its sha256. Its CMake files need CMake 3.26 or newer, which Debian 12 lacks: the cmake
@@ -50,7 +62,7 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
   libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
-  python3 python3-venv python3-numpy
+  python3 python3-venv python3-numpy unzip
 )
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
@@ -93,6 +105,28 @@ install_onnxruntime() {
   echo "$ort_version" >"$ort_dir/VERSION"
   touch "$ort_dir/.complete"
   say "ONNX Runtime $ort_version installed in $ort_dir"
+}
+
+install_onnxruntime_gpu() {
+  if [ -f "$ort_gpu_dir/.complete" ]; then say "ONNX Runtime $ort_version GPU build: present in $ort_gpu_dir"; return; fi
+  say "fetching the onnxruntime and onnxruntime-gpu $ort_version wheels (about 220 MB) into $wheels_dir"
+  mkdir -p "$wheels_dir"
+  local pip_venv="$deps/pip"
+  [ -x "$pip_venv/bin/pip" ] || /usr/bin/python3 -m venv "$pip_venv"
+  "$pip_venv/bin/pip" download --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+    --python-version 3.11 --platform manylinux_2_28_x86_64 --require-hashes -r <(echo "$ort_wheels") -d "$wheels_dir" >&2
+  local wheel; wheel="$(ls "$wheels_dir"/onnxruntime_gpu-"$ort_version"-*.whl)"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  (cd "$work" && unzip -q "$wheel" 'onnxruntime/capi/libonnxruntime*' 'onnxruntime/LICENSE' 'onnxruntime/ThirdPartyNotices.txt')
+  rm -rf "$ort_gpu_dir"; mkdir -p "$ort_gpu_dir/lib"
+  cp -r "$ort_dir/include" "$ort_gpu_dir/include"
+  cp "$work"/onnxruntime/capi/libonnxruntime* "$ort_gpu_dir/lib/"
+  (cd "$ort_gpu_dir/lib" && ln -s "libonnxruntime.so.$ort_version" libonnxruntime.so.1 && ln -s libonnxruntime.so.1 libonnxruntime.so)
+  cp "$work/onnxruntime/LICENSE" "$work/onnxruntime/ThirdPartyNotices.txt" "$ort_gpu_dir/"
+  echo "$ort_version gpu (CUDA 13, cuDNN 9)" >"$ort_gpu_dir/VERSION"
+  touch "$ort_gpu_dir/.complete"
+  say "ONNX Runtime $ort_version GPU build installed in $ort_gpu_dir (cmake -DORTKIT_ORT_FLAVOR=gpu)"
 }
 
 install_onnx() {
@@ -202,6 +236,7 @@ install_python_env() {
 
 install_debian_packages
 install_onnxruntime
+install_onnxruntime_gpu
 install_onnx
 install_onnx_testdata
 install_python_env

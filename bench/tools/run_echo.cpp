@@ -30,7 +30,10 @@
 #include <thread>
 #include <vector>
 
+#include <onnxruntime_cxx_api.h>
+
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/ort_handles.h"  // the raw session, to compare ortkit's path with
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
@@ -79,8 +82,8 @@ class Model {
     specs_ = std::move(specs).value();
     Ort::AllocatorWithDefaultOptions allocator;
     for (const auto& spec : specs_) input_names_.push_back(spec.name);
-    for (std::size_t i = 0; i < session_->ort().GetOutputCount(); ++i)
-      output_names_.push_back(session_->ort().GetOutputNameAllocated(i, allocator).get());
+    for (std::size_t i = 0; i < ortkit::OrtSession(*session_).GetOutputCount(); ++i)
+      output_names_.push_back(ortkit::OrtSession(*session_).GetOutputNameAllocated(i, allocator).get());
     for (auto& name : input_names_) input_ptrs_.push_back(name.c_str());
     for (auto& name : output_names_) output_ptrs_.push_back(name.c_str());
     // Every batch size the server may run, made before anything is timed.
@@ -93,8 +96,8 @@ class Model {
   /// Runs on the inputs Load() made for `batch` rows (1..max_batch).
   std::vector<Ort::Value> Run(std::int64_t batch) {
     auto& values = inputs_.at(batch).values;
-    return session_->ort().Run(Ort::RunOptions{nullptr}, input_ptrs_.data(), values.data(), values.size(),
-                               output_ptrs_.data(), output_ptrs_.size());
+    return ortkit::OrtSession(*session_).Run(Ort::RunOptions{nullptr}, input_ptrs_.data(), values.data(), values.size(),
+                                             output_ptrs_.data(), output_ptrs_.size());
   }
 
  private:

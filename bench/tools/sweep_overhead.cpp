@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <onnxruntime_cxx_api.h>
+
 #include "ortkit/model/model_file.h"
+#include "ortkit/runtime/ort_handles.h"  // the raw session, to compare ortkit's path with
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
@@ -74,7 +77,7 @@ int main(int argc, char** argv) {
   Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   Ort::AllocatorWithDefaultOptions allocator;
   const std::string input_name = (*specs)[0].name;
-  const std::string output_name = (*session)->ort().GetOutputNameAllocated(0, allocator).get();
+  const std::string output_name = ortkit::OrtSession(**session).GetOutputNameAllocated(0, allocator).get();
   const char* input_names[] = {input_name.c_str()};
   const char* output_names[] = {output_name.c_str()};
   auto bare_round = [&] {
@@ -84,7 +87,8 @@ int main(int argc, char** argv) {
       Ort::Value value =
           Ort::Value::CreateTensor(memory, tensor.data(), tensor.byte_size(), tensor.shape().data(),
                                    tensor.shape().size(), static_cast<ONNXTensorElementDataType>(tensor.type()));
-      auto outputs = (*session)->ort().Run(Ort::RunOptions{nullptr}, input_names, &value, 1, output_names, 1);
+      auto outputs =
+          ortkit::OrtSession(**session).Run(Ort::RunOptions{nullptr}, input_names, &value, 1, output_names, 1);
     }
     return SecondsSince(start);
   };

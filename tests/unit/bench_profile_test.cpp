@@ -21,7 +21,7 @@ TEST(BenchProfile, ParsesARealTraceFromTheRuntime) {
     }
   )");
   SessionConfig config;
-  config.optimization_level = ORT_DISABLE_ALL;  // keep MatMul and Relu apart
+  config.optimization_level = OptimizationLevel::kOff;  // keep MatMul and Relu apart
   config.enable_profiling = true;
   config.profile_prefix = (dir.path() / "trace").string();
   auto session = Session::CreateFromBytes(*runtime, model.SerializeAsString(), config).value();

@@ -67,8 +67,8 @@ TEST(ParseCrossCheckMode, OptLevelsDefaultToOffAgainstAll) {
   base.intra_op_threads = 1;
   auto plan = ParseCrossCheckMode("opt-levels", base);
   ASSERT_TRUE(plan.ok()) << plan.error().message;
-  EXPECT_EQ(plan->a.config.optimization_level, ORT_DISABLE_ALL);
-  EXPECT_EQ(plan->b.config.optimization_level, ORT_ENABLE_ALL);
+  EXPECT_EQ(plan->a.config.optimization_level, OptimizationLevel::kOff);
+  EXPECT_EQ(plan->b.config.optimization_level, OptimizationLevel::kAll);
   EXPECT_EQ(plan->a.label, "optimisations off");
   EXPECT_EQ(plan->b.label, "optimisations all");
   EXPECT_EQ(plan->b.config.intra_op_threads, 1) << "the other settings come from the base";
@@ -76,7 +76,7 @@ TEST(ParseCrossCheckMode, OptLevelsDefaultToOffAgainstAll) {
 
   auto levels = ParseCrossCheckMode("opt-levels=basic,extended");
   ASSERT_TRUE(levels.ok()) << levels.error().message;
-  EXPECT_EQ(levels->a.config.optimization_level, ORT_ENABLE_BASIC);
+  EXPECT_EQ(levels->a.config.optimization_level, OptimizationLevel::kBasic);
   EXPECT_EQ(levels->b.label, "optimisations extended");
 }
 
@@ -113,7 +113,7 @@ TEST(ParseCrossCheckMode, UnavailableProviderNamesWhatIsAvailable) {
 
 TEST(LabelSides, NamesWhatDiffers) {
   SessionConfig off;
-  off.optimization_level = ORT_DISABLE_ALL;
+  off.optimization_level = OptimizationLevel::kOff;
   SessionConfig all;
   EXPECT_EQ(LabelSides(off, all), std::make_pair(std::string("optimisations off"), std::string("optimisations all")));
   SessionConfig cuda;
@@ -126,7 +126,7 @@ TEST_F(CrossCheckTest, OptimisationLevelsAgreeOnAHealthyModel) {
   testing::TempDir dir;
   const auto path = dir.WriteModel("chain.onnx", Chain());
   SessionConfig off;
-  off.optimization_level = ORT_DISABLE_ALL;
+  off.optimization_level = OptimizationLevel::kOff;
   auto report = CrossCheck(*runtime_, ModelSource{path, {}}, off, SessionConfig{}, ChainInputs(3), {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->Passed());
@@ -152,7 +152,7 @@ TEST_F(CrossCheckTest, NaNOnBothSidesIsAFindingNotAgreement) {
   std::vector<NamedTensor> inputs;
   inputs.push_back({"x", Tensor::FromVector<float>({2, 4}, {-1, 4, 9, 16, 1, -4, 0, 25}).value()});
   SessionConfig off;
-  off.optimization_level = ORT_DISABLE_ALL;
+  off.optimization_level = OptimizationLevel::kOff;
   auto report = CrossCheck(*runtime_, ModelSource{path, {}}, off, SessionConfig{}, inputs, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->Passed());

@@ -1,4 +1,4 @@
-#include "ortkit/diagnose/rules.h"
+#include "ortkit/check/lint.h"
 
 #include <algorithm>
 #include <chrono>

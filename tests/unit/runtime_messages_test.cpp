@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include <onnxruntime_cxx_api.h>
+
 #include "ortkit/runtime/runtime.h"
 #include "test_models.h"
 
@@ -451,6 +453,25 @@ std::vector<Case> Cases() {
           [](Ort::SessionOptions& options) { options.AppendExecutionProvider_CUDA(OrtCUDAProviderOptions{}); });
     };
     add(With(c, "runtime.provider-unavailable", {}, {"shared library could not be loaded"}));
+  }
+  {
+    // A GPU build without its CUDA libraries (the tests run on one with LD_LIBRARY_PATH pointing at
+    // .deps/onnxruntime-gpu-1.29.0/lib: tests/e2e/env.sh). ONNX Runtime says only "Failed to load shared
+    // library"; ortkit's runtime asks the loader which library is missing.
+    Case c;
+    c.name = "cuda_library_missing";
+    c.produce = []() -> std::optional<std::string> {
+      if (!ProviderAvailable("CUDAExecutionProvider")) return std::nullopt;
+      SessionConfig config;
+      config.provider = "cuda";
+      testing::TempDir dir;
+      const auto model = testing::ParseModelText(
+          R"(<ir_version: 8, opset_import: ["" : 17]> g (float[N] x) => (float[N] y) { y = Relu(x) })");
+      auto session = Session::Create(TestRuntime(), dir.WriteModel("model.onnx", model), config);
+      if (session.ok()) return std::nullopt;  // CUDA works here
+      return session.error().message;
+    };
+    add(With(c, "env.cuda-library-missing", {}, {"which the dynamic loader cannot find"}));
   }
   return cases;
 }

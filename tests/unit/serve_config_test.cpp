@@ -35,7 +35,7 @@ TEST(ServeModelConfig, ReadsEveryKeyOfTheSharedContract) {
   EXPECT_EQ(c->name, "encoder");
   EXPECT_EQ(c->instances, 2);
   EXPECT_FALSE(c->session.sequential_execution);
-  EXPECT_EQ(c->ToSessionConfig().optimization_level, ORT_ENABLE_BASIC);
+  EXPECT_EQ(c->ToSessionConfig().optimization_level, OptimizationLevel::kBasic);
   EXPECT_EQ(c->batching.preferred_batch_sizes, (std::vector<int>{8, 16}));
   EXPECT_EQ(c->batching.timeout_us, 5000);
   EXPECT_EQ(c->batching.priority_levels, 3);

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ortkit/core/result.h"
+
 namespace ortkit::cli {
 
 /// Stable exit codes, shared by every command (docs/commands/README.md lists them).
@@ -13,6 +15,22 @@ enum ExitCode : int {
   kExitUsage = 2,     ///< bad flags, unreadable or missing files, unavailable provider
   kExitInternal = 3,  ///< a bug in ortkit
 };
+
+/// The exit code for an error the library returned: usage for what the user fixes by changing the
+/// call (flags, paths, an unavailable provider or resource), internal for ortkit's bugs, findings for
+/// the rest (the model or the runtime failed).
+constexpr int ExitCodeFor(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument:
+    case ErrorKind::kNotFound:
+    case ErrorKind::kIo:
+    case ErrorKind::kUnavailable: return kExitUsage;
+    case ErrorKind::kInternal: return kExitInternal;
+    case ErrorKind::kInvalidModel:
+    case ErrorKind::kRuntime: return kExitFindings;
+  }
+  return kExitInternal;
+}
 
 /// Accepts the ONNX Runtime releases of check/target_runtime.h ("1.16", also "1.16.3"); the
 /// message lists them. Shared by every command that takes --target-ort.
@@ -29,5 +47,6 @@ void RegisterDoctor(CLI::App& app, int& exit_code);
 void RegisterPerf(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
 void RegisterConvert(CLI::App& app, int& exit_code);
+void RegisterEnv(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

@@ -14,6 +14,7 @@
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
+#include "ortkit/validate/prepared_inputs.h"
 
 namespace ortkit::cli {
 
@@ -25,32 +26,27 @@ struct InputFlags {
   /// Sizes for the dimensions no flag sets, found by running the model (SettleSizes); not a flag.
   std::map<std::string, std::int64_t> found_sizes;
 
+  /// --dim, --shape, --input and --seed.
   void Register(CLI::App* cmd);
+  /// --dim and --shape with the command's own help texts, and --seed: for a command that synthesises
+  /// every input (no --input).
+  void RegisterSizes(CLI::App* cmd, const std::string& dim_help, const std::string& shape_help);
 };
 
 /// The plan (--dim, --shape, --seed) with each flag's syntax checked.
 Result<InputPlan> ParsePlan(const InputFlags& flags);
 
-/// How each input was obtained, for the report.
-struct PreparedInput {
-  std::string name;
-  std::string source;  ///< "file x.npy", "synthesised: indices into 'emb' (100 rows)", "synthesised: normal(0, 1)"
-};
+/// The plan (ParsePlan) and the --input files.
+Result<InputSources> ParseSources(const InputFlags& flags);
 
-struct PreparedInputs {
-  std::vector<NamedTensor> tensors;
-  std::vector<PreparedInput> sources;
-};
-
-/// Inputs for `specs`: read from --input files where given, synthesised otherwise. The plan is
-/// checked against the model first (a --dim the model lacks is an error).
+/// Inputs for `specs` (the library's PrepareInputs): read from --input files where given, synthesised
+/// otherwise. The plan is checked against the model first (a --dim the model lacks is an error).
 Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
                                      const InputFlags& flags);
 
-/// Sizes the model runs at for the dimensions the flags leave open (an image at 224 x 224 or its exporter's
-/// size, a guess that fails grown until it runs: SearchShapes), kept in `flags.found_sizes` for every later
-/// PrepareInputs. Nothing is searched when --input files give the inputs or every dimension is set. Returns
-/// what the search found, for the report ("'x:1' (input 'x' axis 1) needs at least 33: ...").
+/// Sizes the model runs at for the dimensions the flags leave open (the library's SettleSizes), kept in
+/// `flags.found_sizes` for every later PrepareInputs. Nothing is searched when --input files give the inputs or every
+/// dimension is set. Returns what the search found, for the report ("'x:1' (input 'x' axis 1) needs at least 33: ...").
 Result<std::vector<std::string>> SettleSizes(Session& session, const std::vector<TensorSpec>& specs,
                                              const onnx::ModelProto* model, InputFlags& flags);
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterBench(app, exit_code);
   ortkit::cli::RegisterServe(app, exit_code);
   ortkit::cli::RegisterPerf(app, exit_code);
+  ortkit::cli::RegisterEnv(app, exit_code);
   ortkit::cli::RegisterExplain(app, exit_code);
 
   try {

@@ -2,8 +2,6 @@
 // step by step and report throughput, latency percentiles, errors and the server's batch size.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -12,34 +10,15 @@
 
 #include "commands.h"
 #include "input_flags.h"
+#include "ortkit/perf/infer_client.h"
 #include "ortkit/perf/load_generator.h"
 #include "ortkit/perf/perf_plot.h"
-#include "ortkit/tensor/test_case.h"
+#include "ortkit/perf/request_builder.h"
+#include "perf_report.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
 namespace {
-
-struct PerfFlags {
-  std::string url = "127.0.0.1:8000";
-  std::string model;
-  std::string protocol = "http";
-  std::string concurrency = "1";
-  std::string request_rate;
-  bool poisson = false;
-  double duration_s = 5;
-  double warmup_s = 1;
-  std::string lengths;
-  std::string length_dim = "seq_len";
-  std::string input_data = "random";
-  InputFlags inputs;  // --dim, --shape, --seed (--input is spelled --input-data here)
-  bool json_tensors = false;
-  std::string metrics_url;
-  int timeout_ms = 60000;
-  int max_outstanding = 256;
-  std::string format = "text";
-  std::filesystem::path plot;
-};
 
 // A usage error, printed as "ortkit perf: MESSAGE" (or as JSON) with exit code 2.
 int Fail(const std::string& message, Format format, int exit_code = kExitUsage) {
@@ -109,222 +88,91 @@ Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::str
   return options;
 }
 
-// One encoded request per size of the varied dimension; inputs from --input-data FILE or synthesised.
-Result<perf::RequestSet> PrepareRequests(const PerfFlags& flags, const perf::ServedModel& model,
-                                         perf::InferClient& client) {
-  ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags.inputs));
-  ORTKIT_RETURN_IF_ERROR(ValidatePlan(plan, model.inputs));
-  perf::RequestSet set;
-  std::vector<NamedTensor> given;
-  if (flags.input_data != "random") {
-    if (!flags.lengths.empty()) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       "--lengths varies synthesised inputs; it cannot be combined with --input-data FILE");
-    }
-    ORTKIT_ASSIGN_OR_RETURN(given, ReadTensors(flags.input_data, InputHeaderCheck(model.inputs)));
-    for (const auto& t : given) {
-      if (std::none_of(model.inputs.begin(), model.inputs.end(),
-                       [&](const TensorSpec& s) { return s.name == t.name; })) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--input-data {}: tensor '{}' is not an input of model '{}'", flags.input_data,
-                                     t.name, flags.model));
-      }
-    }
-  }
-  if (flags.lengths.empty()) {
-    set.lengths = {1, 1};
-  } else {
-    ORTKIT_ASSIGN_OR_RETURN(set.lengths, perf::ParseLengths(flags.lengths));
-    const bool has_dim = std::any_of(model.inputs.begin(), model.inputs.end(), [&](const TensorSpec& s) {
-      return std::any_of(s.dims.begin(), s.dims.end(), [&](const DimSpec& d) { return d.symbol == flags.length_dim; });
-    });
-    if (!has_dim) {
-      std::vector<std::string> described;
-      for (const auto& s : model.inputs) described.push_back(s.Describe());
-      return MakeError(
-          ErrorKind::kInvalidArgument,
-          fmt::format("--length-dim {}: no input of model '{}' has a dynamic dimension at that position ({}); "
-                      "dynamic dimensions are named batch (axis 0), seq_len (axis 1), dimK (axis K)",
-                      flags.length_dim, flags.model, fmt::join(described, ", ")));
-    }
-  }
-  std::vector<std::string> outputs;
-  for (const auto& o : model.outputs) outputs.push_back(o.name);
-  const auto hints = perf::HintsFromNames(model.inputs);
-  for (std::int64_t length : set.lengths.Values()) {
-    std::vector<TensorSpec> missing;
-    for (const auto& s : model.inputs) {
-      if (std::none_of(given.begin(), given.end(), [&](const NamedTensor& t) { return t.name == s.name; }))
-        missing.push_back(s);
-    }
-    InputPlan step_plan = plan;
-    if (!flags.lengths.empty()) step_plan.dims[flags.length_dim] = length;
-    step_plan.seed = plan.seed * 1000 + static_cast<std::uint64_t>(length);
-    ORTKIT_ASSIGN_OR_RETURN(auto synthesised, SynthesizeInputs(missing, hints, step_plan));
-    std::vector<NamedTensor> inputs;
-    for (const auto& s : model.inputs) {
-      auto find = [&](std::vector<NamedTensor>& list) {
-        return std::find_if(list.begin(), list.end(), [&](const NamedTensor& t) { return t.name == s.name; });
-      };
-      if (auto it = find(given); it != given.end())
-        inputs.push_back({s.name, it->tensor.Clone()});
-      else
-        inputs.push_back(std::move(*find(synthesised)));
-    }
-    ORTKIT_ASSIGN_OR_RETURN(auto encoded, client.Encode(inputs, outputs));
-    set.by_length.push_back(std::move(encoded));
-  }
-  return set;
+perf::ClientOptions ClientOptionsOf(const PerfFlags& flags) {
+  perf::ClientOptions options;
+  options.protocol = flags.protocol == "grpc" ? perf::Protocol::kGrpc : perf::Protocol::kHttp;
+  options.url = flags.url;
+  options.model = flags.model;
+  options.json_tensors = flags.json_tensors;
+  options.timeout_ms = flags.timeout_ms;
+  return options;
 }
 
-std::string Ms(double ms) { return fmt::format("{:.2f}", ms); }
-
-std::string ErrorsText(const perf::StepResult& step) {
-  if (step.errors.empty()) return "0";
-  std::vector<std::string> parts;
-  for (const auto& [kind, count] : step.errors) parts.push_back(fmt::format("{} {}", count, kind));
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-std::string StepLabel(const perf::StepResult& step) {
-  return step.request_rate > 0 ? fmt::format("{:g}/s", step.request_rate) : std::to_string(step.concurrency);
-}
-
-nlohmann::json StepJson(const perf::StepResult& step) {
-  nlohmann::json errors = nlohmann::json::object();
-  for (const auto& [kind, count] : step.errors) errors[kind] = count;
-  nlohmann::json j{{"concurrency", step.concurrency},
-                   {"request_rate", step.request_rate},
-                   {"window_s", step.window_s},
-                   {"completed", step.completed},
-                   {"succeeded", step.succeeded},
-                   {"errors", errors},
-                   {"throughput", step.throughput},
-                   {"rows_per_second", step.rows_per_second},
-                   {"latency_us",
-                    {{"mean", step.latency.mean * 1e3},
-                     {"min", step.latency.min * 1e3},
-                     {"max", step.latency.max * 1e3},
-                     {"p50", step.latency.p50 * 1e3},
-                     {"p90", step.latency.p90 * 1e3},
-                     {"p95", step.latency.p95 * 1e3},
-                     {"p99", step.latency.p99 * 1e3}}},
-                   {"late", step.late},
-                   {"server_batch_size", nullptr}};
-  if (step.server_batch_size) j["server_batch_size"] = *step.server_batch_size;
-  if (!step.metrics_error.empty()) j["metrics_error"] = step.metrics_error;
-  if (!step.error_examples.empty()) j["error_examples"] = step.error_examples;
-  return j;
-}
-
-int Perf(const PerfFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
-  perf::ClientOptions client_options;
-  client_options.protocol = flags.protocol == "grpc" ? perf::Protocol::kGrpc : perf::Protocol::kHttp;
-  client_options.url = flags.url;
-  client_options.model = flags.model;
-  client_options.json_tensors = flags.json_tensors;
-  client_options.timeout_ms = flags.timeout_ms;
-
+// The load's options, once the flags are checked as a whole: the URL for the protocol, the tensor encoding,
+// the steps and their timing, the plot's file name.
+Result<perf::LoadOptions> CheckedLoadOptions(const PerfFlags& flags, const perf::ClientOptions& client) {
   std::string http_base;
-  if (client_options.protocol == perf::Protocol::kHttp) {
-    auto base = perf::NormalizeHttpBase(flags.url);
-    if (!base.ok()) return Fail(base.error().message, format);
-    http_base = *base;
+  if (client.protocol == perf::Protocol::kHttp) {
+    ORTKIT_ASSIGN_OR_RETURN(http_base, perf::NormalizeHttpBase(flags.url));
   }
-  if (flags.json_tensors && client_options.protocol != perf::Protocol::kHttp) {
-    return Fail("--json selects JSON tensors over HTTP; gRPC always sends raw tensor contents", format);
+  if (flags.json_tensors && client.protocol != perf::Protocol::kHttp) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--json selects JSON tensors over HTTP; gRPC always sends raw tensor contents");
   }
-  auto load = MakeLoadOptions(flags, http_base);
-  if (!load.ok()) return Fail(load.error().message, format);
+  ORTKIT_ASSIGN_OR_RETURN(perf::LoadOptions load, MakeLoadOptions(flags, http_base));
   if (!flags.plot.empty() && flags.plot.extension() != ".svg") {
-    return Fail(fmt::format("--plot {}: the plot is an SVG file; name it *.svg", flags.plot.string()), format);
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--plot {}: the plot is an SVG file; name it *.svg", flags.plot.string()));
   }
+  return load;
+}
 
-  auto client = perf::CreateClient(client_options);
-  if (!client.ok()) return Fail(client.error().message, format);
-  if (auto ready = (*client)->CheckReady(); !ready.ok()) return Fail(ready.error().message, format);
-  auto model = (*client)->ModelMetadata();
-  if (!model.ok()) return Fail(fmt::format("model '{}': {}", flags.model, model.error().message), format);
-  auto requests = PrepareRequests(flags, *model, **client);
-  if (!requests.ok()) return Fail(requests.error().message, format);
+/// The served model and the requests built for it, before the timed region.
+struct PreparedRequests {
+  perf::ServedModel model;
+  perf::RequestSet requests;
+};
+
+// Checks the server is ready, reads the model's metadata and builds the requests (one per length).
+Result<PreparedRequests> PrepareRequests(const PerfFlags& flags, perf::InferClient& client) {
+  ORTKIT_RETURN_IF_ERROR(client.CheckReady());
+  auto model = client.ModelMetadata();
+  if (!model.ok())
+    return MakeError(model.error().kind, fmt::format("model '{}': {}", flags.model, model.error().message));
+  perf::RequestOptions options;
+  ORTKIT_ASSIGN_OR_RETURN(options.plan, ParsePlan(flags.inputs));
+  options.input_data = flags.input_data;
+  options.lengths = flags.lengths;
+  options.length_dim = flags.length_dim;
+  options.model = flags.model;
+  ORTKIT_ASSIGN_OR_RETURN(perf::RequestSet requests, perf::BuildRequests(options, *model, client));
+  return PreparedRequests{std::move(*model), std::move(requests)};
+}
+
+// Every step of the load, with the start line and each step's line on stderr as text goes.
+Result<std::vector<perf::StepResult>> Measure(const PerfFlags& flags, Format format) {
+  const perf::ClientOptions client_options = ClientOptionsOf(flags);
+  ORTKIT_ASSIGN_OR_RETURN(perf::LoadOptions load, CheckedLoadOptions(flags, client_options));
+  ORTKIT_ASSIGN_OR_RETURN(auto client, perf::CreateClient(client_options));
+  ORTKIT_ASSIGN_OR_RETURN(PreparedRequests prepared, PrepareRequests(flags, *client));
 
   const Style style = Style::ForStream(stderr);
-  if (format == Format::kText) {
-    std::vector<std::string> inputs;
-    for (const auto& s : model->inputs) inputs.push_back(s.Describe());
-    std::fprintf(
-        stderr, "%s\n",
-        style
-            .Dim(fmt::format("perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.url,
-                             flags.model, flags.protocol,
-                             client_options.protocol == perf::Protocol::kGrpc ? "raw tensors"
-                             : flags.json_tensors                             ? "JSON tensors"
-                                                                              : "binary tensors",
-                             fmt::join(inputs, ", "),
-                             flags.lengths.empty() ? "" : fmt::format(", {} {}", flags.length_dim, flags.lengths),
-                             flags.warmup_s, flags.duration_s))
-            .c_str());
-  }
+  if (format == Format::kText) std::fprintf(stderr, "%s\n", style.Dim(PerfStartLine(flags, prepared.model)).c_str());
   const perf::ClientFactory factory = [&client_options] { return perf::CreateClient(client_options); };
   perf::LoopFactory loops;
   if (client_options.protocol == perf::Protocol::kHttp) {
     loops = [&client_options](std::size_t connections) { return perf::CreateHttpLoop(client_options, connections); };
   }
   auto progress = [&](const perf::StepResult& step) {
-    if (format != Format::kText) return;
-    std::fprintf(stderr, "%s\n",
-                 style
-                     .Dim(fmt::format("  step {}: {:.1f} infer/s, p99 {} ms, errors {}", StepLabel(step),
-                                      step.throughput, Ms(step.latency.p99), ErrorsText(step)))
-                     .c_str());
+    if (format == Format::kText) std::fprintf(stderr, "%s\n", style.Dim(PerfStepLine(step)).c_str());
   };
-  auto steps = perf::RunLoad(*load, factory, *requests, progress, loops);
+  return perf::RunLoad(load, factory, prepared.requests, progress, loops);
+}
+
+int Perf(const PerfFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  auto steps = Measure(flags, format);
   if (!steps.ok()) return Fail(steps.error().message, format);
 
-  std::string metrics_note;
-  for (const auto& step : *steps) {
-    if (!step.metrics_error.empty()) metrics_note = step.metrics_error;
-  }
-  if (format == Format::kJson) {
-    nlohmann::json out{{"command", "perf"},
-                       {"url", flags.url},
-                       {"model", flags.model},
-                       {"protocol", flags.protocol},
-                       {"tensors", client_options.protocol == perf::Protocol::kGrpc ? "raw"
-                                   : flags.json_tensors                             ? "json"
-                                                                                    : "binary"},
-                       {"lengths", flags.lengths.empty() ? nlohmann::json(nullptr) : nlohmann::json(flags.lengths)},
-                       {"duration_s", flags.duration_s},
-                       {"steps", nlohmann::json::array()}};
-    for (const auto& step : *steps) out["steps"].push_back(StepJson(step));
-    std::cout << JsonText(out) << "\n";
-  } else {
-    const bool open_loop = !load->request_rates.empty();
-    Table table(
-        {open_loop ? "rate" : "concurrency", "throughput/s", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "errors", "batch"},
-        {true, true, true, true, true, true, false, true});
-    for (const auto& step : *steps) {
-      table.AddRow({StepLabel(step), fmt::format("{:.1f}", step.throughput), Ms(step.latency.p50), Ms(step.latency.p90),
-                    Ms(step.latency.p95), Ms(step.latency.p99), ErrorsText(step),
-                    step.server_batch_size ? fmt::format("{:.2f}", *step.server_batch_size) : "-"});
-    }
-    std::cout << table.Render(Style::ForStream(stdout));
-    std::map<std::string, std::string> examples;
-    for (const auto& step : *steps) examples.insert(step.error_examples.begin(), step.error_examples.end());
-    for (const auto& [kind, message] : examples) {
-      std::fprintf(stderr, "%s\n",
-                   style.Dim(fmt::format("{}: {}", kind, message.empty() ? "(no message)" : message)).c_str());
-    }
-    if (!metrics_note.empty()) std::fprintf(stderr, "%s\n", style.Dim("batch: " + metrics_note).c_str());
+  std::cout << RenderPerfReport(flags, *steps, format, Style::ForStream(stdout));
+  if (format == Format::kText) {
+    const Style style = Style::ForStream(stderr);
+    for (const auto& note : PerfNotes(*steps)) std::fprintf(stderr, "%s\n", style.Dim(note).c_str());
   }
   if (!flags.plot.empty()) {
-    std::vector<perf::PerfPlotPoint> points;
-    for (const auto& step : *steps)
-      points.push_back({StepLabel(step), step.throughput, step.latency.p50, step.latency.p99});
     auto written = perf::WriteThroughputLatencyPlot(
-        flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), points);
+        flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), PerfPlotPoints(*steps));
     if (!written.ok()) return Fail(written.error().message, format);
   }
   const bool any_success =

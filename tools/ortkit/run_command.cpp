@@ -59,29 +59,35 @@ Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs
   return OkStatus();
 }
 
-int Run(const RunFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
-  int exit_code = kExitOk;
-  SessionConfig config;
-  config.provider = flags.provider;
-  auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
-  if (!opened.ok()) return exit_code;
-  Session& session = *opened->session;
+/// What one run produced, for either format.
+struct RunResult {
+  std::vector<std::string> size_notes;  ///< sizes found by running, before the run itself
+  PreparedInputs inputs;
+  std::vector<NamedTensor> outputs;
+  double ms = 0;
+  std::vector<Diagnosis> findings;  ///< outputs whose shapes differ from the declared ones
+  std::vector<std::string> not_fetched;
+};
+
+/// Settles the sizes, prepares the inputs and runs the session once, timed. On failure reports it
+/// and returns the exit code; kExitOk when `result` holds the run.
+int RunOnce(const RunFlags& flags, OpenedModel& opened, Format format, RunResult& result) {
   InputFlags input_flags = flags.inputs;
-  auto size_notes = SettleSizes(session, opened->inputs, opened->model->proto.get(), input_flags);
+  auto size_notes = SettleSizes(*opened.session, opened.inputs, opened.model->proto.get(), input_flags);
   if (!size_notes.ok()) {
     ReportFailure("run", {}, size_notes.error().message, format);
     return kExitUsage;
   }
-  auto prepared = PrepareInputs(opened->inputs, opened->model->proto.get(), input_flags);
+  result.size_notes = std::move(size_notes).value();
+  auto prepared = PrepareInputs(opened.inputs, opened.model->proto.get(), input_flags);
   if (!prepared.ok()) {
     ReportFailure("run", {}, prepared.error().message, format);
     return kExitUsage;
   }
+  result.inputs = std::move(prepared).value();
   const auto start = std::chrono::steady_clock::now();
-  auto outputs = RunSession(session, RunRequest{prepared->tensors, {}});
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto outputs = RunSession(*opened.session, RunRequest{result.inputs.tensors, {}});
+  result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!outputs.ok()) {
     const bool input_problem = outputs.error().kind == ErrorKind::kInvalidArgument;
     Location where;
@@ -91,79 +97,106 @@ int Run(const RunFlags& flags) {
     ReportFailure("run", {d}, "the run failed", format);
     return input_problem ? kExitUsage : kExitFindings;
   }
+  result.outputs = std::move(outputs).value();
+  return kExitOk;
+}
+
+/// Outputs whose shapes differ from those the model declares.
+std::vector<Diagnosis> OutputShapeFindings(const RunFlags& flags, const OpenedModel& opened,
+                                           const std::vector<NamedTensor>& outputs) {
   std::vector<Diagnosis> findings;
-  {
-    Location where;
-    where.file = flags.model.string();
-    const auto declared = opened->model != nullptr ? DeclaredOutputs(*opened->model->proto) : opened->outputs;
-    for (auto& mismatch : OutputShapeMismatches(declared, *outputs)) {
-      findings.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), where));
-    }
+  Location where;
+  where.file = flags.model.string();
+  const auto declared = opened.model != nullptr ? DeclaredOutputs(*opened.model->proto) : opened.outputs;
+  for (auto& mismatch : OutputShapeMismatches(declared, outputs)) {
+    findings.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), where));
   }
+  return findings;
+}
+
+void PrintJson(const RunFlags& flags, const RunResult& result) {
+  nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", result.ms}};
+  const PreparedInputs& prepared = result.inputs;
+  for (std::size_t i = 0; i < prepared.tensors.size(); ++i) {
+    json["inputs"].push_back({{"name", prepared.tensors[i].name},
+                              {"type", DataTypeName(prepared.tensors[i].tensor.type())},
+                              {"shape", prepared.tensors[i].tensor.shape()},
+                              {"source", prepared.sources[i].source}});
+  }
+  for (const auto& out : result.outputs) {
+    const TensorStats s = ComputeStats(out.tensor);
+    json["outputs"].push_back({{"name", out.name},
+                               {"type", DataTypeName(out.tensor.type())},
+                               {"shape", out.tensor.shape()},
+                               {"min", s.min},
+                               {"max", s.max},
+                               {"mean", s.mean},
+                               {"nan", s.nan},
+                               {"inf", s.inf}});
+  }
+  json["not_fetched"] = result.not_fetched;
+  json["size_notes"] = result.size_notes;
+  json["diagnoses"] = result.findings;
+  if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
+  std::cout << JsonText(json) << "\n";
+}
+
+void PrintText(const RunFlags& flags, const RunResult& result) {
+  const Style style = Style::ForStream(stdout);
+  std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),
+                                flags.provider, result.ms);
+  Table in_table({"input", "type", "shape", "values"});
+  for (std::size_t i = 0; i < result.inputs.tensors.size(); ++i) {
+    const auto& t = result.inputs.tensors[i];
+    in_table.AddRow({t.name, std::string(DataTypeName(t.tensor.type())), ShapeToString(t.tensor.shape()),
+                     result.inputs.sources[i].source});
+  }
+  Table out_table({"output", "type", "shape", "min", "max", "mean", "NaN", "Inf"},
+                  {false, false, false, true, true, true, true, true});
+  for (const auto& o : result.outputs) {
+    const TensorStats s = ComputeStats(o.tensor);
+    out_table.AddRow({o.name, std::string(DataTypeName(o.tensor.type())), ShapeToString(o.tensor.shape()),
+                      Number(s.min), Number(s.max), Number(s.mean), s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
+                      s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
+  }
+  out += in_table.Render(style);
+  for (const auto& note : result.size_notes) out += style.Dim(fmt::format("  sizes found by running: {}\n", note));
+  out += "\n" + out_table.Render(style);
+  for (const auto& spec : result.not_fetched) {
+    out +=
+        style.Dim(fmt::format("  output '{}' is a sequence, map or optional (a ZipMap of class "
+                              "probabilities, say): computed, not fetched\n",
+                              spec));
+  }
+  for (const auto& d : result.findings) out += "\n" + RenderDiagnosis(d, style) + "\n";
+  if (!flags.output_dir.empty())
+    out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
+  std::fputs(out.c_str(), stdout);
+}
+
+int Run(const RunFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  int exit_code = kExitOk;
+  SessionConfig config;
+  config.provider = flags.provider;
+  auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
+  if (!opened.ok()) return exit_code;
+  RunResult result;
+  if (int failed = RunOnce(flags, *opened, format, result); failed != kExitOk) return failed;
+  result.findings = OutputShapeFindings(flags, *opened, result.outputs);
   if (!flags.output_dir.empty()) {
-    auto saved = SaveOutputs(flags, prepared->tensors, *outputs);
+    auto saved = SaveOutputs(flags, result.inputs.tensors, result.outputs);
     if (!saved.ok()) {
       ReportFailure("run", {}, saved.error().message, format);
       return kExitUsage;
     }
   }
-
+  result.not_fetched = NonTensorOutputs(*opened->session);
   if (format == Format::kJson) {
-    nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", ms}};
-    for (std::size_t i = 0; i < prepared->tensors.size(); ++i) {
-      json["inputs"].push_back({{"name", prepared->tensors[i].name},
-                                {"type", DataTypeName(prepared->tensors[i].tensor.type())},
-                                {"shape", prepared->tensors[i].tensor.shape()},
-                                {"source", prepared->sources[i].source}});
-    }
-    for (const auto& out : *outputs) {
-      const TensorStats s = ComputeStats(out.tensor);
-      json["outputs"].push_back({{"name", out.name},
-                                 {"type", DataTypeName(out.tensor.type())},
-                                 {"shape", out.tensor.shape()},
-                                 {"min", s.min},
-                                 {"max", s.max},
-                                 {"mean", s.mean},
-                                 {"nan", s.nan},
-                                 {"inf", s.inf}});
-    }
-    json["not_fetched"] = NonTensorOutputs(session);
-    json["size_notes"] = *size_notes;
-    json["diagnoses"] = findings;
-    if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
-    std::cout << JsonText(json) << "\n";
+    PrintJson(flags, result);
   } else {
-    const Style style = Style::ForStream(stdout);
-    std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),
-                                  flags.provider, ms);
-    Table in_table({"input", "type", "shape", "values"});
-    for (std::size_t i = 0; i < prepared->tensors.size(); ++i) {
-      const auto& t = prepared->tensors[i];
-      in_table.AddRow({t.name, std::string(DataTypeName(t.tensor.type())), ShapeToString(t.tensor.shape()),
-                       prepared->sources[i].source});
-    }
-    Table out_table({"output", "type", "shape", "min", "max", "mean", "NaN", "Inf"},
-                    {false, false, false, true, true, true, true, true});
-    for (const auto& o : *outputs) {
-      const TensorStats s = ComputeStats(o.tensor);
-      out_table.AddRow({o.name, std::string(DataTypeName(o.tensor.type())), ShapeToString(o.tensor.shape()),
-                        Number(s.min), Number(s.max), Number(s.mean),
-                        s.nan > 0 ? style.Red(std::to_string(s.nan)) : "0",
-                        s.inf > 0 ? style.Red(std::to_string(s.inf)) : "0"});
-    }
-    out += in_table.Render(style);
-    for (const auto& note : *size_notes) out += style.Dim(fmt::format("  sizes found by running: {}\n", note));
-    out += "\n" + out_table.Render(style);
-    for (const auto& spec : NonTensorOutputs(session)) {
-      out +=
-          style.Dim(fmt::format("  output '{}' is a sequence, map or optional (a ZipMap of class "
-                                "probabilities, say): computed, not fetched\n",
-                                spec));
-    }
-    for (const auto& d : findings) out += "\n" + RenderDiagnosis(d, style) + "\n";
-    if (!flags.output_dir.empty())
-      out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
-    std::fputs(out.c_str(), stdout);
+    PrintText(flags, result);
   }
   return kExitOk;
 }

@@ -1,22 +1,19 @@
 // ortkit validate MODEL: the model's numbers against the framework's, and at every shape it claims to accept.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "input_flags.h"
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
-#include "ortkit/diagnose/runtime_messages.h"
-#include "ortkit/validate/cross_check.h"
-#include "ortkit/validate/localize.h"
-#include "ortkit/validate/reference.h"
-#include "ortkit/validate/sweep.h"
+#include "ortkit/validate/validate.h"
 #include "terminal.h"
+#include "validate_render.h"
 
 namespace ortkit::cli {
 namespace {
@@ -34,126 +31,47 @@ struct ValidateFlags {
   std::string target_ort;
   std::string compare;  ///< "opt-levels", "opt-levels=off,basic", "providers=cpu,cuda"
   bool localize = false;
-  std::size_t localize_chunk = LocalizeOptions{}.chunk_size;
+  std::size_t localize_chunk = ValidateOptions{}.localize_chunk;
   std::string format = "text";
 };
 
-std::string Sci(double v) { return fmt::format("{:.3g}", v); }
+Result<Tolerance> ParsePerOutput(const std::string& item, std::string& name) {
+  const auto last = item.rfind(':');
+  const auto middle = last == std::string::npos || last == 0 ? std::string::npos : item.rfind(':', last - 1);
+  if (middle == std::string::npos || middle == 0) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
+  }
+  try {
+    std::size_t atol_end = 0;
+    std::size_t rtol_end = 0;
+    const std::string atol = item.substr(middle + 1, last - middle - 1);
+    const std::string rtol = item.substr(last + 1);
+    Tolerance t{std::stod(atol, &atol_end), std::stod(rtol, &rtol_end)};
+    if (atol_end != atol.size() || rtol_end != rtol.size()) throw std::invalid_argument("trailing text");
+    name = item.substr(0, middle);
+    return t;
+  } catch (const std::exception&) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
+  }
+}
 
 Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
   ToleranceRules rules;
   rules.atol = flags.atol;
   rules.rtol = flags.rtol;
   for (const auto& item : flags.per_output) {
-    const auto last = item.rfind(':');
-    const auto middle = last == std::string::npos || last == 0 ? std::string::npos : item.rfind(':', last - 1);
-    if (middle == std::string::npos || middle == 0) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("--per-output '{}': expected NAME:ATOL:RTOL, e.g. logits:1e-4:1e-3", item));
-    }
-    try {
-      std::size_t atol_end = 0;
-      std::size_t rtol_end = 0;
-      const std::string atol = item.substr(middle + 1, last - middle - 1);
-      const std::string rtol = item.substr(last + 1);
-      Tolerance t{std::stod(atol, &atol_end), std::stod(rtol, &rtol_end)};
-      if (atol_end != atol.size() || rtol_end != rtol.size()) throw std::invalid_argument("trailing text");
-      rules.per_output[item.substr(0, middle)] = t;
-    } catch (const std::exception&) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("--per-output '{}': ATOL and RTOL must be numbers >= 0", item));
-    }
+    std::string name;
+    ORTKIT_ASSIGN_OR_RETURN(const Tolerance t, ParsePerOutput(item, name));
+    rules.per_output[name] = t;
   }
   ORTKIT_RETURN_IF_ERROR(rules.Validate());
   return rules;
 }
 
-std::string RenderComparison(const ComparisonReport& report, const Style& style, const std::string& indent = "    ") {
-  Table table({"output", "shape", "max abs", "max rel", "mean abs", "mismatches", "atol", "rtol", "result"},
-              {false, false, true, true, true, true, true, true, false});
-  std::string notes;
-  for (const auto& o : report.outputs) {
-    table.AddRow({o.name, o.actual_desc, Sci(o.max_abs_error), Sci(o.max_rel_error), Sci(o.mean_abs_error),
-                  fmt::format("{}/{}", o.mismatches, o.elements), Sci(o.EffectiveAtol()), Sci(o.tolerance.rtol),
-                  o.passed ? style.Green("pass") : style.Red("FAIL")});
-    if (!o.passed) {
-      notes += fmt::format("  {} {}\n", style.Red(o.name + ":"), o.problem);
-      if (!o.worst_position.empty() || o.worst_index >= 0) {
-        notes += fmt::format(
-            "    worst at [{}]: expected {}, got {}\n", fmt::join(o.worst_position, ", "),
-            o.strings ? fmt::format("\"{}\"", o.worst_expected_string) : fmt::format("{:.8g}", o.worst_expected),
-            o.strings ? fmt::format("\"{}\"", o.worst_actual_string) : fmt::format("{:.8g}", o.worst_actual));
-      }
-    }
-  }
-  for (const auto& name : report.missing_in_run)
-    notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
-  for (const auto& name : report.not_in_reference)
-    notes += fmt::format("  {} '{}' has no reference value (not compared)\n", style.Dim("note:"), name);
-  std::string indented_notes;
-  std::size_t start = 0;
-  while (start < notes.size()) {
-    const std::size_t end = notes.find('\n', start);
-    indented_notes += indent.substr(2) + notes.substr(start, end - start + 1);
-    start = end + 1;
-  }
-  return table.Render(style, indent) + (notes.empty() ? "" : "\n" + indented_notes);
-}
-
-std::string RenderSweep(const SweepReport& report, const Style& style) {
-  std::vector<std::string> headers;
-  std::vector<bool> right;
-  for (const auto& axis : report.axes) {
-    headers.push_back(axis.dim);
-    right.push_back(true);
-  }
-  for (const char* h : {"result", "time ms", "batch check"}) {
-    headers.push_back(h);
-    right.push_back(std::string(h) == "time ms");
-  }
-  Table table(headers, right);
-  std::string problems;
-  for (const auto& cell : report.cells) {
-    std::vector<std::string> row;
-    for (const auto& axis : report.axes) row.push_back(std::to_string(cell.dims.at(axis.dim)));
-    const bool ok = cell.state == SweepCell::State::kPassed;
-    row.push_back(ok ? style.Green("pass") : style.Red("FAIL"));
-    row.push_back(fmt::format("{:.2f}", cell.run_ms));
-    row.push_back(cell.batch_checked ? fmt::format("max err {}", Sci(cell.batch_max_abs_error)) : style.Dim("-"));
-    table.AddRow(std::move(row));
-    for (const auto& d : cell.diagnoses) problems += "\n" + RenderDiagnosis(d, style);
-  }
-  std::string head =
-      report.batch_dim.empty()
-          ? ""
-          : fmt::format("  batch axis: {} (row i of a batched run must equal row i alone)\n", report.batch_dim);
-  // Why the sweep covers the sizes it does: the model's own limits, found by running it.
-  for (const auto& note : report.notes) head += style.Dim(fmt::format("  {}\n", note));
-  for (const auto& f : report.size_findings) {
-    const std::string line = fmt::format("  size limit: {}\n", f.Describe());
-    if (head.find(f.Describe()) == std::string::npos) head += style.Dim(line);
-  }
-  return head + "\n" + table.Render(style) + problems;
-}
-
-std::string RenderLocalize(const LocalizeReport& report, const std::vector<Diagnosis>& diagnoses, const Style& style) {
-  std::string out =
-      fmt::format("\n{} ({} vs {}: {} values compared{})\n", style.Bold("localisation"), report.label_a, report.label_b,
-                  report.stats.values_compared, report.complete ? "" : ", incomplete: " + report.stopped_because);
-  if (diagnoses.empty()) out += "  every intermediate value agrees\n";
-  for (const auto& d : diagnoses) out += RenderDiagnosis(d, style);
-  return out;
-}
-
-int Run(const ValidateFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
-  auto tolerance = ParseTolerance(flags);
-  if (!tolerance.ok()) {
-    ReportFailure("validate", {}, tolerance.error().message, format);
-    return kExitUsage;
-  }
-  std::vector<SweepAxis> axes;
+// --sweep NAME=V1,V2 ... or auto; without --reference the sweep runs in auto mode.
+Status ParseSweep(const ValidateFlags& flags, ValidateOptions& options) {
   bool sweep_auto = false;
   for (const auto& item : flags.sweep) {
     if (item == "auto") {
@@ -161,174 +79,112 @@ int Run(const ValidateFlags& flags) {
       continue;
     }
     auto axis = ParseSweepAxis(item);
-    if (!axis.ok()) {
-      ReportFailure("validate", {}, "--sweep " + axis.error().message, format);
-      return kExitUsage;
-    }
-    axes.push_back(std::move(axis).value());
+    if (!axis.ok()) return MakeError(axis.error().kind, "--sweep " + axis.error().message);
+    options.sweep_axes.push_back(std::move(axis).value());
   }
-  if (sweep_auto && !axes.empty()) {
-    ReportFailure("validate", {}, "--sweep auto cannot be combined with explicit axes", format);
+  if (sweep_auto && !options.sweep_axes.empty())
+    return MakeError(ErrorKind::kInvalidArgument, "--sweep auto cannot be combined with explicit axes");
+  options.sweep = sweep_auto || !options.sweep_axes.empty() || flags.reference.empty();
+  return OkStatus();
+}
+
+// The options the flags give, but for the inputs (parsed once the model is open).
+Result<ValidateOptions> ParseOptions(const ValidateFlags& flags) {
+  ValidateOptions options;
+  ORTKIT_ASSIGN_OR_RETURN(options.tolerance, ParseTolerance(flags));
+  ORTKIT_RETURN_IF_ERROR(ParseSweep(flags, options));
+  options.model = flags.model;
+  options.session.provider = flags.provider;
+  options.reference = flags.reference;
+  // Without a framework reference, the two runtimes' own configurations check each other.
+  options.compare = !flags.compare.empty() ? flags.compare : flags.reference.empty() ? "opt-levels" : "";
+  options.localize = flags.localize;
+  options.localize_chunk = flags.localize_chunk;
+  options.batch_check = !flags.no_batch_check;
+  return options;
+}
+
+// A step that could not be carried out: the flags or files are at fault.
+int ReportStepFailure(const ValidateFailure& failure, const ValidateOptions& options, Format format) {
+  using Step = ValidateFailure::Step;
+  const std::string& message = failure.error.message;
+  if (failure.step == Step::kReference) {
+    ReportFailure("validate", {UnusableReference(options.reference, failure.error)}, "unusable reference", format);
+  } else if (failure.step == Step::kCompareMode) {
+    ReportFailure("validate", {}, "--compare " + message, format);
+  } else if (failure.step == Step::kCrossCheck) {
+    ReportFailure("validate", {}, "--compare " + options.compare + ": " + message, format);
+  } else {
+    ReportFailure("validate", {}, message, format);
+  }
+  return kExitUsage;
+}
+
+// --dim/--shape do not parse. The steps that run before the inputs are used say their errors first (an
+// unusable reference, an unknown --compare mode), as they did when the inputs were parsed where used.
+int ReportInputFlagsError(const Error& error, const OpenedModel& opened, const ValidateOptions& options,
+                          Format format) {
+  using Step = ValidateFailure::Step;
+  if (!options.reference.empty()) {
+    if (auto cases = ReadReference(options.reference, opened.inputs, opened.outputs); !cases.ok())
+      return ReportStepFailure({Step::kReference, cases.error()}, options, format);
+  }
+  if (!options.compare.empty()) {
+    if (auto plan = ParseCrossCheckMode(options.compare, options.session); !plan.ok())
+      return ReportStepFailure({Step::kCompareMode, plan.error()}, options, format);
+  }
+  ReportFailure("validate", {}, error.message, format);
+  return kExitUsage;
+}
+
+// --target-ort: whether that release loads the model and has its operators; adds its section and JSON.
+bool CheckTarget(const OrtRelease& target, const onnx::ModelProto& model, const Style& style, std::string& text,
+                 nlohmann::json& json) {
+  const std::vector<Diagnosis> found = CheckTargetRuntime(model, target);
+  const bool loads =
+      std::none_of(found.begin(), found.end(), [](const Diagnosis& d) { return d.severity == Severity::kError; });
+  text += fmt::format("\n{} ONNX Runtime {}: {}\n", style.Bold("target runtime"), target.version,
+                      loads ? style.Green("loads the model") : style.Red("FAILED"));
+  for (const auto& d : found) text += RenderDiagnosis(d, style);
+  json["target"] = {{"release", target.version}, {"passed", loads}, {"diagnoses", found}};
+  return loads;
+}
+
+int Run(const ValidateFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  auto options = ParseOptions(flags);
+  if (!options.ok()) {
+    ReportFailure("validate", {}, options.error().message, format);
     return kExitUsage;
   }
-  const bool do_sweep = sweep_auto || !axes.empty() || flags.reference.empty();
-  // Without a framework reference, the two runtimes' own configurations check each other.
-  const std::string compare_mode = !flags.compare.empty() ? flags.compare : flags.reference.empty() ? "opt-levels" : "";
-
   int exit_code = kExitOk;
-  SessionConfig config;
-  config.provider = flags.provider;
-  auto opened = OpenModel(flags.model, config, format, "validate", &exit_code);
+  auto opened = OpenModel(flags.model, options->session, format, "validate", &exit_code);
   if (!opened.ok()) return exit_code;
-  Session& session = *opened->session;
-  const std::vector<TensorSpec>* input_specs = &opened->inputs;
-  const std::vector<TensorSpec>* output_specs = &opened->outputs;
+  auto sources = ParseSources(flags.inputs);
+  // Only the cross-check and the sweep use the inputs: without them bad --dim flags go unread, as ever.
+  if (!sources.ok() && (options->sweep || !options->compare.empty()))
+    return ReportInputFlagsError(sources.error(), *opened, *options, format);
+  if (sources.ok()) options->inputs = std::move(sources).value();
 
-  nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}};
+  nlohmann::json json = nlohmann::json::object();
   const Style style = Style::ForStream(stdout);
   std::string text =
       fmt::format("{} {} (provider {})\n", style.Bold("ortkit validate"), flags.model.string(), flags.provider);
   bool passed = true;
-  if (const OrtRelease* target = FindOrtRelease(flags.target_ort); target != nullptr && opened->model != nullptr) {
-    const std::vector<Diagnosis> found = CheckTargetRuntime(*opened->model->proto, *target);
-    const bool loads =
-        std::none_of(found.begin(), found.end(), [](const Diagnosis& d) { return d.severity == Severity::kError; });
-    text += fmt::format("\n{} ONNX Runtime {}: {}\n", style.Bold("target runtime"), target->version,
-                        loads ? style.Green("loads the model") : style.Red("FAILED"));
-    for (const auto& d : found) text += RenderDiagnosis(d, style);
-    json["target"] = {{"release", target->version}, {"passed", loads}, {"diagnoses", found}};
-    passed = passed && loads;
-  }
-  // Where --localize's outcome goes, whichever check found the mismatch.
-  auto report_localized = [&](const Result<LocalizeReport>& localized) {
-    if (!localized.ok()) {
-      text += fmt::format("\n{} {}\n", style.Red("localisation failed:"), localized.error().message);
-      json["localize"] = {{"error", localized.error().message}};
-    } else {
-      const auto diagnoses =
-          LocalizeDiagnoses(*localized, opened->model != nullptr ? opened->model->proto.get() : nullptr);
-      json["localize"] = localized->ToJson();
-      json["localize"]["diagnoses"] = diagnoses;
-      text += RenderLocalize(*localized, diagnoses, style);
-    }
-  };
-
-  if (!flags.reference.empty()) {
-    auto cases = ReadReference(flags.reference, *input_specs, *output_specs);
-    if (!cases.ok()) {
-      Location where;
-      where.file = flags.reference.string();
-      ReportFailure("validate", {Diagnose("validate.reference-input", cases.error().message, where)},
-                    "unusable reference", format);
-      return kExitUsage;
-    }
-    const ValidationReport report = ValidateAgainst(session, *cases, *tolerance);
-    passed = passed && report.Passed();
-    json["reference"] = report.ToJson();
-    json["reference"]["path"] = flags.reference.string();
-    text += fmt::format("\n{} {} ({} case{})\n", style.Bold("reference"), flags.reference.string(), report.cases.size(),
-                        report.cases.size() == 1 ? "" : "s");
-    text += style.Dim(
-        "  tolerance: |actual - expected| <= atol + rtol * |expected|; defaults float32 1e-5/1e-3, "
-        "float16 1e-3/1e-2, float64 1e-8/1e-6, integers exact\n");
-    for (const auto& c : report.cases) {
-      text += fmt::format("\n  {}\n", style.Bold(c.label));
-      if (!c.ran) {
-        text += RenderDiagnosis(TranslateRuntimeError(c.run_error, {}, true), style);
-        continue;
-      }
-      text += RenderComparison(c.comparison, style);
-    }
-  }
-
-  if (!compare_mode.empty()) {
-    auto plan = ParseCrossCheckMode(compare_mode, config);
-    if (!plan.ok()) {
-      ReportFailure("validate", {}, "--compare " + plan.error().message, format);
-      return kExitUsage;
-    }
-    InputFlags input_flags = flags.inputs;
-    auto size_notes = SettleSizes(session, *input_specs, opened->model->proto.get(), input_flags);
-    auto prepared = size_notes.ok() ? PrepareInputs(*input_specs, opened->model->proto.get(), input_flags)
-                                    : Result<PreparedInputs>(size_notes.error());
-    if (!prepared.ok()) {
-      ReportFailure("validate", {}, prepared.error().message, format);
-      return kExitUsage;
-    }
-    const ModelSource source{flags.model, {}};
-    auto report = CrossCheck(*opened->runtime, source, *plan, prepared->tensors, *tolerance);
-    if (!report.ok() &&
-        (report.error().kind == ErrorKind::kUnavailable || report.error().kind == ErrorKind::kInvalidArgument)) {
-      ReportFailure("validate", {}, "--compare " + compare_mode + ": " + report.error().message, format);
-      return kExitUsage;
-    }
-    if (!report.ok()) {
-      // The run itself failed at these inputs: a finding, and the other checks still run.
-      const Diagnosis d = TranslateRuntimeError(report.error().message, {}, /*during_run=*/true);
-      passed = false;
-      json["compare"] = {{"mode", compare_mode}, {"passed", false}, {"diagnoses", std::vector<Diagnosis>{d}}};
-      text +=
-          fmt::format("\n{} {}: the run failed\n", style.Bold("cross-check"), compare_mode) + RenderDiagnosis(d, style);
-    }
-    if (report.ok()) passed = passed && report->Passed();
-    if (report.ok()) {
-      json["compare"] = report->ToJson();
-      json["compare"]["size_notes"] = *size_notes;
-      text +=
-          fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), report->label_a, report->label_b);
-      for (const auto& note : *size_notes) text += style.Dim(fmt::format("  sizes found by running: {}\n", note));
-      text += RenderComparison(report->comparison, style);
-      if (flags.localize && !report->Passed()) {
-        LocalizeOptions options;
-        options.tolerance = *tolerance;
-        options.chunk_size = flags.localize_chunk;
-        report_localized(Localize(*opened->runtime, source, *plan, prepared->tensors, options));
-      }
-    }
-  }
-
-  if (flags.localize && !flags.reference.empty() && json.contains("reference") &&
-      !json["reference"]["passed"].get<bool>()) {
-    LocalizeOptions options;
-    options.tolerance = *tolerance;
-    options.chunk_size = flags.localize_chunk;
-    // The reference folder may hold intermediate values too (NAME.npy / NAME.pb, named after the values).
-    report_localized(
-        LocalizeAgainstReference(*opened->runtime, ModelSource{flags.model, {}}, config, flags.reference, {}, options));
-  }
-
-  if (do_sweep) {
-    SweepOptions options;
-    options.axes = axes;
-    options.tolerance = *tolerance;
-    options.batch_consistency = !flags.no_batch_check;
-    auto plan = ParsePlan(flags.inputs);
-    if (!plan.ok()) {
-      ReportFailure("validate", {}, plan.error().message, format);
-      return kExitUsage;
-    }
-    options.base = *plan;
-    auto status = ValidatePlan(options.base, NameUnnamedAxes(*input_specs));
-    if (!status.ok()) {
-      ReportFailure("validate", {}, status.error().message, format);
-      return kExitUsage;
-    }
-    auto report = RunSweep(session, *opened->model->proto, options);
-    if (!report.ok()) {
-      ReportFailure("validate", {}, report.error().message, format);
-      return kExitUsage;
-    }
-    passed = passed && report->Passed();
-    json["sweep"] = report->ToJson();
-    text += fmt::format("\n{} ({} cells, one session)\n", style.Bold("dynamic-shape sweep"), report->cells.size());
-    if (report->axes.empty()) text += "  every input dimension is fixed (by the file or the flags): one run\n";
-    text += RenderSweep(*report, style);
-  }
-
+  if (const OrtRelease* target = FindOrtRelease(flags.target_ort); target != nullptr)
+    passed = CheckTarget(*target, *opened->model->proto, style, text, json);
+  const ValidateReport report = Validate(*opened->runtime, *opened->session, *opened->model->proto, *options);
+  if (report.failure) return ReportStepFailure(*report.failure, *options, format);
+  passed = passed && report.Passed();
+  json.update(report.ToJson());
+  json["model"] = flags.model.string();
+  json["provider"] = flags.provider;
   json["verdict"] = passed ? "pass" : "fail";
   if (format == Format::kJson) {
     std::cout << JsonText(json) << "\n";
   } else {
+    text += RenderValidateSteps(report, style);
     text += fmt::format("\n{}\n", passed ? style.Green("PASS") : style.Red("FAIL"));
     std::fputs(text.c_str(), stdout);
   }

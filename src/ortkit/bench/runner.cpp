@@ -95,27 +95,11 @@ Status CheckOptions(std::span<Session* const> sessions, const BenchOptions& opti
   return OkStatus();
 }
 
-}  // namespace
-
-std::int64_t PeakResidentBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-Result<BenchResult> RunBenchmark(Session& session, const std::vector<NamedTensor>& inputs,
-                                 const BenchOptions& options) {
-  Session* one[] = {&session};
-  return RunBenchmark(std::span<Session* const>(one), inputs, options);
-}
-
-Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::vector<NamedTensor>& inputs,
-                                 const BenchOptions& options) {
-  ORTKIT_RETURN_IF_ERROR(CheckOptions(sessions, options));
-  BenchResult result;
-  result.sessions = static_cast<int>(sessions.size());
-  result.concurrency = options.concurrency;
-
+// A RepeatedRun per session, each after its first run and warm-up; the first session's first run
+// is timed into `result`.
+Result<std::vector<RepeatedRun>> PrepareAndWarmUp(std::span<Session* const> sessions,
+                                                  const std::vector<NamedTensor>& inputs, const BenchOptions& options,
+                                                  BenchResult* result) {
   std::vector<RepeatedRun> prepared;
   prepared.reserve(sessions.size());
   for (Session* session : sessions) {
@@ -124,9 +108,13 @@ Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::
   }
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     ORTKIT_ASSIGN_OR_RETURN(double first_ms, WarmUp(prepared[i], options.warmup));
-    if (i == 0) result.first_run_ms = first_ms;
+    if (i == 0) result->first_run_ms = first_ms;
   }
+  return prepared;
+}
 
+// options.concurrency workers per prepared session, each with its own binding when asked for.
+Result<std::vector<Worker>> MakeWorkers(std::vector<RepeatedRun>& prepared, const BenchOptions& options) {
   const std::size_t thread_count = prepared.size() * static_cast<std::size_t>(options.concurrency);
   std::vector<Worker> workers(thread_count);
   for (std::size_t i = 0; i < thread_count; ++i) {
@@ -137,18 +125,22 @@ Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::
     }
     if (options.duration_s <= 0) workers[i].samples_ms.reserve(static_cast<std::size_t>(options.iterations));
   }
+  return workers;
+}
 
+// Runs every worker on its own thread, all released at once, and reports progress from the
+// calling thread until they are done.
+void MeasureOnThreads(std::vector<Worker>& workers, const BenchOptions& options) {
   const std::int64_t total = options.iterations;
   std::atomic<std::int64_t> claimed{0};
   std::atomic<bool> stop{false};
-  std::atomic<std::size_t> running{thread_count};
+  std::atomic<std::size_t> running{workers.size()};
   std::mutex mutex;
   std::condition_variable all_done;
-  std::latch start_line(static_cast<std::ptrdiff_t>(thread_count) + 1);
+  std::latch start_line(static_cast<std::ptrdiff_t>(workers.size()) + 1);
 
-  const double cpu_before = CpuSeconds();
   std::vector<std::thread> threads;
-  threads.reserve(thread_count);
+  threads.reserve(workers.size());
   for (auto& worker : workers) {
     threads.emplace_back([&, w = &worker] {
       start_line.arrive_and_wait();
@@ -174,21 +166,53 @@ Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::
     }
   }
   for (auto& t : threads) t.join();
-  const double cpu_after = CpuSeconds();
-  if (options.progress) options.progress(1.0);
+}
 
+// Every worker's samples in `result`, the wall time from the first start to the last end, and
+// the first failure; an error when no run completed before it.
+Status CollectSamples(const std::vector<Worker>& workers, BenchResult* result) {
   Clock::time_point first_start = workers.front().started;
   Clock::time_point last_end = workers.front().finished;
-  for (auto& worker : workers) {
+  for (const auto& worker : workers) {
     first_start = std::min(first_start, worker.started);
     last_end = std::max(last_end, worker.finished);
-    result.samples_ms.insert(result.samples_ms.end(), worker.samples_ms.begin(), worker.samples_ms.end());
-    if (worker.failure && !result.failure) result.failure = worker.failure;
+    result->samples_ms.insert(result->samples_ms.end(), worker.samples_ms.begin(), worker.samples_ms.end());
+    if (worker.failure && !result->failure) result->failure = worker.failure;
   }
-  if (result.samples_ms.empty() && result.failure) return *result.failure;
-  result.wall_s = std::chrono::duration<double>(last_end - first_start).count();
-  result.runs = static_cast<std::int64_t>(result.samples_ms.size());
-  result.latency = Summarize(result.samples_ms);
+  if (result->samples_ms.empty() && result->failure) return *result->failure;
+  result->wall_s = std::chrono::duration<double>(last_end - first_start).count();
+  result->runs = static_cast<std::int64_t>(result->samples_ms.size());
+  result->latency = Summarize(result->samples_ms);
+  return OkStatus();
+}
+
+}  // namespace
+
+std::int64_t PeakResidentBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+Result<BenchResult> RunBenchmark(Session& session, const std::vector<NamedTensor>& inputs,
+                                 const BenchOptions& options) {
+  Session* one[] = {&session};
+  return RunBenchmark(std::span<Session* const>(one), inputs, options);
+}
+
+Result<BenchResult> RunBenchmark(std::span<Session* const> sessions, const std::vector<NamedTensor>& inputs,
+                                 const BenchOptions& options) {
+  ORTKIT_RETURN_IF_ERROR(CheckOptions(sessions, options));
+  BenchResult result;
+  result.sessions = static_cast<int>(sessions.size());
+  result.concurrency = options.concurrency;
+  ORTKIT_ASSIGN_OR_RETURN(std::vector<RepeatedRun> prepared, PrepareAndWarmUp(sessions, inputs, options, &result));
+  ORTKIT_ASSIGN_OR_RETURN(std::vector<Worker> workers, MakeWorkers(prepared, options));
+  const double cpu_before = CpuSeconds();
+  MeasureOnThreads(workers, options);
+  const double cpu_after = CpuSeconds();
+  if (options.progress) options.progress(1.0);
+  ORTKIT_RETURN_IF_ERROR(CollectSamples(workers, &result));
   result.runs_per_s = result.wall_s > 0 ? static_cast<double>(result.runs) / result.wall_s : 0;
   result.samples_per_s = result.runs_per_s * static_cast<double>(options.rows_per_run);
   result.usage.cpu_seconds = cpu_after - cpu_before;

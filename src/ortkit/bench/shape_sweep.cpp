@@ -50,6 +50,74 @@ std::set<std::string> SymbolicDims(const std::vector<TensorSpec>& inputs) {
   return symbols;
 }
 
+Status CheckSweptDimsExist(const std::vector<TensorSpec>& inputs, const std::vector<DimSweep>& sweeps) {
+  const std::set<std::string> symbols = SymbolicDims(inputs);
+  for (const auto& sweep : sweeps) {
+    if (!symbols.count(sweep.name)) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       symbols.empty()
+                           ? fmt::format("--dim {}: the model has no symbolic input dimensions to set", sweep.name)
+                           : fmt::format("--dim {}: no input has a dimension named '{}'; symbolic dimensions: {}",
+                                         sweep.name, sweep.name, fmt::join(symbols, ", ")));
+    }
+  }
+  return OkStatus();
+}
+
+// --batch for inputs without a shared symbolic batch dimension: a fixed first dimension accepts
+// exactly its own size, which is then the batch.
+Result<std::int64_t> FixedBatch(const std::vector<TensorSpec>& inputs, const std::vector<std::int64_t>& batches) {
+  std::vector<std::string> firsts;
+  std::set<std::int64_t> fixed;
+  for (const auto& spec : inputs) {
+    firsts.push_back(fmt::format("{} {}", spec.name, spec.Describe()));
+    if (!spec.dims.empty() && spec.dims[0].fixed()) fixed.insert(spec.dims[0].value);
+  }
+  const bool only_fixed = fixed.size() == 1 && std::all_of(batches.begin(), batches.end(),
+                                                           [&](std::int64_t b) { return b == *fixed.begin(); });
+  if (!only_fixed) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--batch {}: impossible shape; the inputs have no shared symbolic batch (first) "
+                                 "dimension to set: {}",
+                                 fmt::join(batches, ","), fmt::join(firsts, "; ")));
+  }
+  return *fixed.begin();
+}
+
+// Every combination of the axes' sizes, the first axis varying fastest.
+Result<std::vector<ShapePoint>> CrossAxes(const std::vector<DimSweep>& axes, const std::string& batch_symbol,
+                                          std::int64_t fixed_batch) {
+  std::size_t total = 1;
+  for (const auto& axis : axes) {
+    total *= axis.values.size();
+    if (total > kMaxPoints) {
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("--batch and --dim make more than {} shapes to measure; sweep fewer sizes", kMaxPoints));
+    }
+  }
+  std::vector<ShapePoint> points;
+  std::vector<std::size_t> index(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    ShapePoint point;
+    point.batch = fixed_batch;
+    std::vector<std::string> parts;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const std::int64_t v = axes[a].values[index[a]];
+      point.dims[axes[a].name] = v;
+      if (axes[a].name == batch_symbol) point.batch = v;
+      parts.push_back(fmt::format("{}={}", axes[a].name, v));
+    }
+    point.label = parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
+    points.push_back(std::move(point));
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      if (++index[a] < axes[a].values.size()) break;
+      index[a] = 0;
+    }
+  }
+  return points;
+}
+
 }  // namespace
 
 Result<std::vector<std::int64_t>> ParseSizeList(const std::string& text, const std::string& flag) {
@@ -114,37 +182,13 @@ std::string FindBatchSymbol(const std::vector<TensorSpec>& inputs) {
 Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>& inputs,
                                                   const std::vector<std::int64_t>& batches,
                                                   const std::vector<DimSweep>& sweeps) {
-  const std::set<std::string> symbols = SymbolicDims(inputs);
-  for (const auto& sweep : sweeps) {
-    if (!symbols.count(sweep.name)) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       symbols.empty()
-                           ? fmt::format("--dim {}: the model has no symbolic input dimensions to set", sweep.name)
-                           : fmt::format("--dim {}: no input has a dimension named '{}'; symbolic dimensions: {}",
-                                         sweep.name, sweep.name, fmt::join(symbols, ", ")));
-    }
-  }
+  ORTKIT_RETURN_IF_ERROR(CheckSweptDimsExist(inputs, sweeps));
   const std::string batch_symbol = FindBatchSymbol(inputs);
   std::vector<DimSweep> axes;
   std::int64_t fixed_batch = 1;
   if (!batches.empty()) {
     if (batch_symbol.empty()) {
-      // A fixed first dimension accepts exactly its own size.
-      std::vector<std::string> firsts;
-      std::set<std::int64_t> fixed;
-      for (const auto& spec : inputs) {
-        firsts.push_back(fmt::format("{} {}", spec.name, spec.Describe()));
-        if (!spec.dims.empty() && spec.dims[0].fixed()) fixed.insert(spec.dims[0].value);
-      }
-      const bool only_fixed = fixed.size() == 1 && std::all_of(batches.begin(), batches.end(),
-                                                               [&](std::int64_t b) { return b == *fixed.begin(); });
-      if (!only_fixed) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--batch {}: impossible shape; the inputs have no shared symbolic batch (first) "
-                                     "dimension to set: {}",
-                                     fmt::join(batches, ","), fmt::join(firsts, "; ")));
-      }
-      fixed_batch = *fixed.begin();
+      ORTKIT_ASSIGN_OR_RETURN(fixed_batch, FixedBatch(inputs, batches));
     } else {
       if (std::any_of(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; })) {
         return MakeError(
@@ -158,42 +202,14 @@ Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>&
     // The first axis every input shares is a batch, whatever its name (p2o.DynamicDimension.0): 1 by default.
     if (swept == sweeps.end()) axes.push_back({batch_symbol, {1}});
   }
-  // The batch axis first in `axes` so that it varies fastest in the expansion below.
+  // The batch axis first in `axes` so that it varies fastest in the expansion.
   for (const auto& s : sweeps) {
     if (s.name == batch_symbol)
       axes.insert(axes.begin(), s);
     else
       axes.push_back(s);
   }
-  std::size_t total = 1;
-  for (const auto& axis : axes) {
-    total *= axis.values.size();
-    if (total > kMaxPoints) {
-      return MakeError(
-          ErrorKind::kInvalidArgument,
-          fmt::format("--batch and --dim make more than {} shapes to measure; sweep fewer sizes", kMaxPoints));
-    }
-  }
-  std::vector<ShapePoint> points;
-  std::vector<std::size_t> index(axes.size(), 0);
-  for (std::size_t n = 0; n < total; ++n) {
-    ShapePoint point;
-    point.batch = fixed_batch;
-    std::vector<std::string> parts;
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      const std::int64_t v = axes[a].values[index[a]];
-      point.dims[axes[a].name] = v;
-      if (axes[a].name == batch_symbol) point.batch = v;
-      parts.push_back(fmt::format("{}={}", axes[a].name, v));
-    }
-    point.label = parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
-    points.push_back(std::move(point));
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      if (++index[a] < axes[a].values.size()) break;
-      index[a] = 0;
-    }
-  }
-  return points;
+  return CrossAxes(axes, batch_symbol, fixed_batch);
 }
 
 }  // namespace ortkit

@@ -1,8 +1,9 @@
 #pragma once
 // The tuner: sweeps session options (intra/inter-op threads, execution mode), batch size and
 // instance count within a time budget, and picks the configuration with the highest throughput
-// whose p99 latency stays within a latency budget. The choice is written as the serving
-// configuration that `ortkit serve` reads.
+// whose p99 latency stays within a latency budget. It recommends serving settings as data
+// (ServingRecommendation); `ortkit bench --tune` turns them into the serving configuration that
+// `ortkit serve` reads (serve sits above bench, so its types are not known here).
 
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/bench/shape_sweep.h"
 #include "ortkit/core/result.h"
 #include "ortkit/core/sample_stats.h"
 #include "ortkit/runtime/runtime.h"
@@ -79,6 +81,23 @@ struct TuneReport {
   double elapsed_s = 0;
 };
 
+/// The one workload the tuner measures at every batch size.
+struct TuneWorkload {
+  std::string batch_dim;                           ///< the inputs' batch symbol; "" when they have none
+  std::vector<std::int64_t> batches;               ///< ascending, at least one
+  ShapePoint first;                                ///< the smallest batch, as a shape point
+  std::map<std::string, std::int64_t> other_dims;  ///< the sizes of the swept non-batch dimensions
+
+  /// The workload at `batch`: other_dims, and the batch dimension (when there is one) at `batch`.
+  ShapePoint AtBatch(std::int64_t batch) const;
+};
+
+/// The workload for inputs `named_inputs` (NameUnnamedAxes): `batches` sorted (by default 1, 2, 4,
+/// 8, 16, 32 when the inputs have a batch dimension, else the model's own), and every --dim sweep
+/// at its first size. Fails as ExpandShapePoints does.
+Result<TuneWorkload> PlanTuneWorkload(const std::vector<TensorSpec>& named_inputs, std::vector<std::int64_t> batches,
+                                      const std::vector<DimSweep>& sweeps);
+
 /// Inputs for a batch size (the caller synthesises them for the model's other dimensions).
 using InputsForBatch = std::function<Result<std::vector<NamedTensor>>(std::int64_t batch)>;
 
@@ -89,9 +108,33 @@ using InputsForBatch = std::function<Result<std::vector<NamedTensor>>(std::int64
 Result<TuneReport> Tune(Runtime& runtime, const std::filesystem::path& model, const InputsForBatch& inputs_for_batch,
                         const TuneOptions& options);
 
-/// The serving configuration (docs: serving config schema) for the report's best candidate,
-/// with a "tuning" object explaining the choice. `name` is the model's name in the protocol;
-/// `other_dims` the sizes of non-batch dimensions measured with (for the warm-up section).
+/// The serving settings recommended for a report's best candidate.
+struct ServingRecommendation {
+  TuneCandidate candidate;          ///< instances, threads and execution mode, and the batch size measured
+  bool batching = false;            ///< whether to batch requests: the best batch is above 1
+  std::int64_t max_batch_size = 0;  ///< the best batch when batching, else 0
+  /// Half of the latency the budget leaves beyond the measured p99, so that a full batch still meets
+  /// the budget; never less than 100 us, never more than 10 ms.
+  std::int64_t max_queue_delay_us = 0;
+  /// Ascending: half the batch when that is above 1, and the batch; empty when not batching.
+  std::vector<std::int64_t> preferred_batch_sizes;
+  /// Shapes to warm up: the batch dimension at 1 and the batch, the other dimensions as measured.
+  std::map<std::string, std::vector<std::int64_t>> warmup_dims;
+};
+
+/// The recommendation for the report's best candidate; nullopt when nothing fit the budget.
+/// `batch_dim` names the batch dimension in warmup_dims; `other_dims` are the sizes of the
+/// non-batch dimensions the tuner measured with.
+std::optional<ServingRecommendation> RecommendServing(const TuneReport& report, const std::string& batch_dim,
+                                                      const std::map<std::string, std::int64_t>& other_dims);
+
+/// Why the best candidate was chosen, with every candidate's figures: the "tuning" object written
+/// beside the serving configuration for people (the server skips it). Empty object when nothing fit.
+nlohmann::json TuningExplanationJson(const TuneReport& report, const TuneOptions& options);
+
+/// The recommendation in the serving configuration's JSON keys with TuningExplanationJson as
+/// "tuning"; empty object when nothing fit. For callers that do not link serve (bench's unit test);
+/// `ortkit bench --tune` writes serve's own ModelConfig instead, and the two must stay in step.
 nlohmann::json ServingConfigJson(const TuneReport& report, const TuneOptions& options, const std::string& name,
                                  const std::string& batch_dim, const std::map<std::string, std::int64_t>& other_dims);
 

@@ -1,14 +1,15 @@
 #include "ortkit/check/check.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/check/lint.h"
 #include "ortkit/check/structure.h"
 #include "ortkit/check/target_runtime.h"
-#include "ortkit/diagnose/rules.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
@@ -44,6 +45,75 @@ void AddFile(std::vector<Diagnosis>& diagnoses, const std::string& file) {
   for (auto& d : diagnoses) {
     if (d.location.file.empty()) d.location.file = file;
   }
+}
+
+Result<std::unique_ptr<Session>> CreateSession(Runtime& runtime, const CheckOptions& options) {
+  SessionConfig config;
+  config.provider = options.provider;
+  return Session::Create(runtime, options.model_path, config);
+}
+
+// The layers that follow a file layer that found no model: only the runtime can still speak.
+void SkipAfterUnreadableFile(Runtime* runtime, const CheckOptions& options, bool io_error, CheckReport& report) {
+  const std::string reason = "the file layer found no model to check";
+  for (const char* name : {"external-data", "checker", "shape-inference", "rules"})
+    report.layers.push_back(Skipped(name, reason));
+  if (!io_error && options.load_runtime && runtime != nullptr) {
+    // The runtime's own verdict on a broken file is still worth showing: it is what users see.
+    auto session = CreateSession(*runtime, options);
+    std::vector<Diagnosis> diagnoses;
+    if (!session.ok()) {
+      Location where;
+      where.file = options.model_path.string();
+      auto d = TranslateRuntimeError(session.error().message, where);
+      diagnoses.push_back(std::move(d));
+    }
+    report.layers.push_back(Finish("runtime", std::move(diagnoses)));
+  } else {
+    report.layers.push_back(Skipped("runtime", io_error ? reason : "not requested"));
+  }
+  if (!options.target_ort.empty()) report.layers.push_back(Skipped("target", reason));
+}
+
+LayerReport ExternalDataLayer(const ModelFile& model, const std::string& file) {
+  auto external = CheckExternalData(model);
+  AddFile(external, file);
+  const bool has_external = !ListExternalTensors(*model.proto).empty();
+  return has_external || !external.empty() ? Finish("external-data", std::move(external))
+                                           : Skipped("external-data", "the model stores all tensors inline");
+}
+
+// The runtime often refuses for a reason an earlier layer already explained in more detail (e.g.
+// graph.opset-too-new): keep one finding per code. Returns the codes of the errors dropped.
+std::string DropRepeatedFindings(std::vector<Diagnosis>& diagnoses, const std::vector<LayerReport>& earlier) {
+  std::string repeated;
+  std::erase_if(diagnoses, [&](const Diagnosis& d) {
+    const bool seen = std::any_of(earlier.begin(), earlier.end(), [&](const LayerReport& layer) {
+      return std::any_of(layer.diagnoses.begin(), layer.diagnoses.end(),
+                         [&](const Diagnosis& e) { return e.code == d.code; });
+    });
+    if (seen && d.severity == Severity::kError) repeated += (repeated.empty() ? "" : ", ") + d.code;
+    return seen;
+  });
+  return repeated;
+}
+
+// Whether ONNX Runtime creates a session for the file, its refusal said once across the layers.
+LayerReport RuntimeLayer(Runtime& runtime, const CheckOptions& options, const std::vector<LayerReport>& earlier) {
+  auto session = CreateSession(runtime, options);
+  std::vector<Diagnosis> diagnoses;
+  if (!session.ok()) {
+    Location where;
+    where.file = options.model_path.string();
+    diagnoses.push_back(TranslateSessionError(session.error(), where));
+  }
+  const std::string repeated = DropRepeatedFindings(diagnoses, earlier);
+  LayerReport layer = Finish("runtime", std::move(diagnoses));
+  if (!repeated.empty()) {
+    layer.state = LayerReport::State::kFailed;
+    layer.note = "ONNX Runtime refuses the model for the reason reported above (" + repeated + ")";
+  }
+  return layer;
 }
 
 }  // namespace
@@ -82,43 +152,16 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   report.model_path = options.model_path.string();
   report.provider = options.provider;
   report.strict = options.strict;
-  const std::string file = options.model_path.string();
 
   ModelLoad load = LoadModelFile(options.model_path);
   report.io_error = load.io_error;
   report.layers.push_back(Finish("file", std::move(load.diagnoses)));
   if (!load.model) {
-    const std::string reason = "the file layer found no model to check";
-    for (const char* name : {"external-data", "checker", "shape-inference", "rules"})
-      report.layers.push_back(Skipped(name, reason));
-    if (!load.io_error && options.load_runtime && runtime != nullptr) {
-      // The runtime's own verdict on a broken file is still worth showing: it is what users see.
-      SessionConfig config;
-      config.provider = options.provider;
-      auto session = Session::Create(*runtime, options.model_path, config);
-      std::vector<Diagnosis> diagnoses;
-      if (!session.ok()) {
-        Location where;
-        where.file = file;
-        auto d = TranslateRuntimeError(session.error().message, where);
-        diagnoses.push_back(std::move(d));
-      }
-      report.layers.push_back(Finish("runtime", std::move(diagnoses)));
-    } else {
-      report.layers.push_back(Skipped("runtime", load.io_error ? reason : "not requested"));
-    }
-    if (!options.target_ort.empty()) report.layers.push_back(Skipped("target", reason));
+    SkipAfterUnreadableFile(runtime, options, load.io_error, report);
     return report;
   }
   ModelFile& model = *load.model;
-
-  auto external = CheckExternalData(model);
-  AddFile(external, file);
-  const bool has_external = !ListExternalTensors(*model.proto).empty();
-  report.layers.push_back(has_external || !external.empty()
-                              ? Finish("external-data", std::move(external))
-                              : Skipped("external-data", "the model stores all tensors inline"));
-
+  report.layers.push_back(ExternalDataLayer(model, options.model_path.string()));
   report.layers.push_back(FromOutcome("checker", RunChecker(*model.proto)));
 
   LintOptions lint;
@@ -135,36 +178,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   load.model.reset();
 
   if (options.load_runtime && runtime != nullptr) {
-    SessionConfig config;
-    config.provider = options.provider;
-    auto session = Session::Create(*runtime, options.model_path, config);
-    std::vector<Diagnosis> diagnoses;
-    if (!session.ok()) {
-      Location where;
-      where.file = file;
-      if (session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument) {
-        diagnoses.push_back(Diagnose("runtime.provider-unavailable", session.error().message, where));
-      } else {
-        diagnoses.push_back(TranslateRuntimeError(session.error().message, where));
-      }
-    }
-    // The runtime often refuses for a reason an earlier layer already explained in more
-    // detail (e.g. graph.opset-too-new): keep one finding per code.
-    std::string repeated;
-    std::erase_if(diagnoses, [&](const Diagnosis& d) {
-      const bool seen = std::any_of(report.layers.begin(), report.layers.end(), [&](const LayerReport& layer) {
-        return std::any_of(layer.diagnoses.begin(), layer.diagnoses.end(),
-                           [&](const Diagnosis& e) { return e.code == d.code; });
-      });
-      if (seen && d.severity == Severity::kError) repeated += (repeated.empty() ? "" : ", ") + d.code;
-      return seen;
-    });
-    LayerReport runtime_layer = Finish("runtime", std::move(diagnoses));
-    if (!repeated.empty()) {
-      runtime_layer.state = LayerReport::State::kFailed;
-      runtime_layer.note = "ONNX Runtime refuses the model for the reason reported above (" + repeated + ")";
-    }
-    report.layers.push_back(std::move(runtime_layer));
+    report.layers.push_back(RuntimeLayer(*runtime, options, report.layers));
   } else {
     report.layers.push_back(Skipped("runtime", "not requested"));
   }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -390,6 +391,83 @@ bool IsExpressionOf(const std::string& param, const std::set<std::string>& input
   return names > 0;
 }
 
+// The names the graph inputs give their dimensions: what output dimensions are judged against.
+std::set<std::string> InputDimNames(const onnx::GraphProto& graph) {
+  std::set<std::string> names;
+  for (const auto& in : graph.input()) {
+    for (const auto& d : DimsOf(in.type())) {
+      if (!d.param.empty()) names.insert(d.param);
+    }
+  }
+  return names;
+}
+
+// Strict inference with the hardened schemas; its failure as shape.inference-failed, else nullopt.
+std::optional<Diagnosis> InferShapesInPlace(onnx::ModelProto& model) {
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
+    HardenedSchemaRegistry registry;
+    StripEinsumSpaces(*model.mutable_graph());
+    onnx::shape_inference::InferShapes(model, &registry, options);
+  } catch (const std::exception& e) {
+    const std::string message = FirstLine(e.what());
+    return Diagnose("shape.inference-failed", message, LocationFromOnnxMessage(message));
+  }
+  return std::nullopt;
+}
+
+// Inferred value_info may say more about outputs than the declared outputs do.
+std::map<std::string, const onnx::TypeProto*> InferredTypes(const onnx::GraphProto& graph) {
+  std::map<std::string, const onnx::TypeProto*> inferred;
+  for (const auto& vi : graph.value_info()) inferred[vi.name()] = &vi.type();
+  for (const auto& out : graph.output()) inferred[out.name()] = &out.type();
+  return inferred;
+}
+
+// Findings about one output's dimensions, `before` as declared and `after` as inferred: a dynamic
+// dimension fixed, one left without size or name, and (one finding for all) names no input has.
+void JudgeOutputDims(const std::string& output, const std::vector<Dim>& before, const std::vector<Dim>& after,
+                     const std::set<std::string>& input_params, std::vector<Diagnosis>& diagnoses) {
+  std::vector<std::string> unrelated;  // "dimension 0 is 'unk__0'", one finding per output
+  bool generated_name = false;
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    Location where;
+    where.output = output;
+    where.dimension = std::to_string(i);
+    const Dim& d = after[i];
+    const bool was_dynamic = i < before.size() && !before[i].has_value;
+    if (d.has_value) {
+      if (was_dynamic && !input_params.empty()) {
+        diagnoses.push_back(
+            Diagnose("shape.output-dim-fixed",
+                     fmt::format("output '{}' dimension {} is declared '{}' but shape inference fixes it to {}", output,
+                                 i, DimText(before[i]), d.value),
+                     where));
+      }
+    } else if (d.param.empty()) {
+      diagnoses.push_back(Diagnose(
+          "shape.output-dim-unknown",
+          fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", output, i),
+          where));
+    } else if (!input_params.empty() && !input_params.count(d.param) && !IsExpressionOf(d.param, input_params)) {
+      unrelated.push_back(fmt::format("{} is '{}'", i, d.param));
+      // Exporter-generated names lose the link to the inputs: worth a warning.
+      static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");
+      if (std::regex_match(d.param, generated)) generated_name = true;
+    }
+  }
+  if (unrelated.empty()) return;
+  Location where;
+  where.output = output;
+  auto diag = Diagnose("shape.output-dim-unrelated",
+                       fmt::format("output '{}' dimension {}: {} that no input dimension has (inputs use: {})", output,
+                                   fmt::join(unrelated, ", dimension "), unrelated.size() == 1 ? "a name" : "names",
+                                   fmt::join(input_params, ", ")),
+                       where);
+  diag.severity = generated_name ? Severity::kWarning : Severity::kInfo;
+  diagnoses.push_back(std::move(diag));
+}
+
 }  // namespace
 
 int KnownIrVersion() { return onnx::Version::IR_VERSION; }
@@ -453,72 +531,15 @@ LayerOutcome RunShapeInference(onnx::ModelProto& model) {
   }
   std::map<std::string, std::vector<Dim>> declared;
   for (const auto& out : model.graph().output()) declared[out.name()] = DimsOf(out.type());
-  std::set<std::string> input_params;
-  std::map<std::string, std::pair<std::string, long long>> fixed_params;  // name -> (where, value) for inconsistency
-  for (const auto& in : model.graph().input()) {
-    for (const auto& d : DimsOf(in.type())) {
-      if (!d.param.empty()) input_params.insert(d.param);
-    }
-  }
-
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
-    HardenedSchemaRegistry registry;
-    StripEinsumSpaces(*model.mutable_graph());
-    onnx::shape_inference::InferShapes(model, &registry, options);
-  } catch (const std::exception& e) {
-    const std::string message = FirstLine(e.what());
-    outcome.diagnoses.push_back(Diagnose("shape.inference-failed", message, LocationFromOnnxMessage(message)));
+  const std::set<std::string> input_params = InputDimNames(model.graph());
+  if (auto failed = InferShapesInPlace(model)) {
+    outcome.diagnoses.push_back(std::move(*failed));
     return outcome;
   }
-
-  // Inferred value_info may say more about outputs than the declared outputs do.
-  std::map<std::string, const onnx::TypeProto*> inferred;
-  for (const auto& vi : model.graph().value_info()) inferred[vi.name()] = &vi.type();
-  for (const auto& out : model.graph().output()) inferred[out.name()] = &out.type();
-
+  const auto inferred = InferredTypes(model.graph());
   for (const auto& out : model.graph().output()) {
-    const auto& before = declared[out.name()];
-    const auto after = DimsOf(*inferred[out.name()]);
-    std::vector<std::string> unrelated;  // "dimension 0 is 'unk__0'", one finding per output
-    bool generated_name = false;
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      Location where;
-      where.output = out.name();
-      where.dimension = std::to_string(i);
-      const Dim& d = after[i];
-      const bool was_dynamic = i < before.size() && !before[i].has_value;
-      if (d.has_value) {
-        if (was_dynamic && !input_params.empty()) {
-          outcome.diagnoses.push_back(
-              Diagnose("shape.output-dim-fixed",
-                       fmt::format("output '{}' dimension {} is declared '{}' but shape inference fixes it to {}",
-                                   out.name(), i, DimText(before[i]), d.value),
-                       where));
-        }
-      } else if (d.param.empty()) {
-        outcome.diagnoses.push_back(Diagnose(
-            "shape.output-dim-unknown",
-            fmt::format("output '{}' dimension {} has neither a size nor a name after shape inference", out.name(), i),
-            where));
-      } else if (!input_params.empty() && !input_params.count(d.param) && !IsExpressionOf(d.param, input_params)) {
-        unrelated.push_back(fmt::format("{} is '{}'", i, d.param));
-        // Exporter-generated names lose the link to the inputs: worth a warning.
-        static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");
-        if (std::regex_match(d.param, generated)) generated_name = true;
-      }
-    }
-    if (!unrelated.empty()) {
-      Location where;
-      where.output = out.name();
-      auto diag = Diagnose("shape.output-dim-unrelated",
-                           fmt::format("output '{}' dimension {}: {} that no input dimension has (inputs use: {})",
-                                       out.name(), fmt::join(unrelated, ", dimension "),
-                                       unrelated.size() == 1 ? "a name" : "names", fmt::join(input_params, ", ")),
-                           where);
-      diag.severity = generated_name ? Severity::kWarning : Severity::kInfo;
-      outcome.diagnoses.push_back(std::move(diag));
-    }
+    JudgeOutputDims(out.name(), declared[out.name()], DimsOf(*inferred.at(out.name())), input_params,
+                    outcome.diagnoses);
   }
   return outcome;
 }

@@ -95,6 +95,137 @@ std::string ExportFix(int opset) {
       opset);
 }
 
+// The ai.onnx and ai.onnx.ml opsets a model imports (0 for none).
+struct ImportedOpsets {
+  int onnx = 0;
+  int ml = 0;
+};
+
+ImportedOpsets ImportedOpsetsOf(const onnx::ModelProto& model) {
+  ImportedOpsets opsets;
+  for (const auto& import : model.opset_import()) {
+    const std::string domain = DomainName(import.domain());
+    if (domain == "ai.onnx") opsets.onnx = static_cast<int>(import.version());
+    if (domain == "ai.onnx.ml") opsets.ml = static_cast<int>(import.version());
+  }
+  return opsets;
+}
+
+// What a refusal to load can be told besides exporting again: converting the file, and the first
+// release that loads it as it is.
+struct LoadFixes {
+  std::string convert;
+  std::string upgrade;
+};
+
+LoadFixes LoadFixesFor(const onnx::ModelProto& model, const OrtRelease& target, const ImportedOpsets& opsets) {
+  const OrtRelease* loads = FirstLoading(static_cast<int>(model.ir_version()), opsets.onnx, opsets.ml);
+  LoadFixes fixes;
+  fixes.upgrade = loads == nullptr
+                      ? ""
+                      : fmt::format(" Or deploy ONNX Runtime {} or newer, the first that loads it.", loads->version);
+  fixes.convert = fmt::format(
+      " Or convert this file: ortkit convert MODEL --target-ort {} --out FILE (its outputs are compared with the "
+      "original's before it is written).",
+      target.version);
+  return fixes;
+}
+
+Diagnosis IrVersionRefusal(const onnx::ModelProto& model, const OrtRelease& target, const ImportedOpsets& opsets,
+                           const LoadFixes& fixes) {
+  auto d = Diagnose("target.ir-version",
+                    fmt::format("ONNX Runtime {} refuses the model: \"Unsupported model IR version: {}, max supported "
+                                "IR version: {}\"",
+                                target.version, model.ir_version(), target.max_ir),
+                    Location{});
+  d.fix = ExportFix(std::min(opsets.onnx, target.max_opset)) +
+          fmt::format(
+              " Exporters stamp the IR version of their ONNX package; with opset {} or lower, setting "
+              "model.ir_version = {} before onnx.save is safe.{}",
+              target.max_opset, target.max_ir, fixes.convert + fixes.upgrade);
+  return d;
+}
+
+// One target.opset error per imported domain newer than `target` loads.
+std::vector<Diagnosis> OpsetRefusals(const onnx::ModelProto& model, const OrtRelease& target, const LoadFixes& fixes) {
+  std::vector<Diagnosis> out;
+  for (const auto& import : model.opset_import()) {
+    const std::string domain = DomainName(import.domain());
+    const int max = domain == "ai.onnx" ? target.max_opset : domain == "ai.onnx.ml" ? target.max_ml_opset : -1;
+    if (max < 0 || import.version() <= max) continue;
+    auto d = Diagnose(
+        "target.opset",
+        fmt::format("ONNX Runtime {} refuses the model: \"ONNX Runtime only *guarantees* support for models stamped "
+                    "with official released onnx opset versions. Opset {} is under development and support for this "
+                    "is limited. The operator schemas and or other functionality may change before next ONNX release "
+                    "and in this case ONNX Runtime will not guarantee backward compatibility. Current official "
+                    "support for domain {} is till opset {}.\"",
+                    target.version, import.version(), domain, max),
+        Location{});
+    if (domain == "ai.onnx") d.fix = ExportFix(max) + fixes.convert + fixes.upgrade;
+    if (domain == "ai.onnx.ml") {
+      d.fix =
+          fmt::format("Convert the classic-ML part with target_opset={{'ai.onnx.ml': {}}} (skl2onnx, onnxmltools).{}",
+                      max, fixes.upgrade);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// Whether `note` is about `node` in a model importing `imported` and loaded on `target`.
+bool NoteApplies(const OperatorNote& note, const onnx::NodeProto& node, int imported, const OrtRelease& target) {
+  if (node.op_type() != note.op_type || DomainName(node.domain()) != DomainName(std::string(note.domain)) ||
+      imported < note.since_opset) {
+    return false;
+  }
+  if (!note.first_release.empty() && !Older(target.version, note.first_release)) return false;
+  return note.attribute.empty() ||
+         std::any_of(node.attribute().begin(), node.attribute().end(),
+                     [&](const onnx::AttributeProto& a) { return a.name() == note.attribute && a.s() == note.value; });
+}
+
+Diagnosis MissingKernel(const OperatorNote& note, const onnx::NodeProto& node, int imported, const OrtRelease& target) {
+  Location at;
+  at.node = node.name();
+  at.op_type = node.op_type();
+  auto d = Diagnose(
+      "target.operator",
+      fmt::format("ONNX Runtime {} loads opset {} but has no CPU kernel for {}{}: {}", target.version, imported,
+                  note.subject,
+                  note.first_release.empty() ? " (no release has one yet)"
+                                             : fmt::format(" (it came in ONNX Runtime {})", note.first_release),
+                  note.function ? "it runs expanded from its ONNX function definition instead of a kernel"
+                                : "the session fails to load"),
+      at);
+  if (note.function) d.severity = Severity::kWarning;
+  d.fix = note.first_release.empty()
+              ? std::string("Replace the operator in the export, or run it outside the model.")
+              : fmt::format(
+                    "Deploy ONNX Runtime {} or newer, or export with an opset below {} so that the "
+                    "exporter writes the operator's older form.",
+                    note.first_release, note.since_opset);
+  return d;
+}
+
+// The model loads on `target`; does every operator have a kernel there? One finding per node.
+std::vector<Diagnosis> MissingKernels(const onnx::ModelProto& model, const OrtRelease& target,
+                                      const ImportedOpsets& opsets) {
+  std::vector<Diagnosis> out;
+  std::set<std::string> reported;
+  ForEachGraph(model.graph(), [&](const onnx::GraphProto& graph, const std::string&) {
+    for (const auto& node : graph.node()) {
+      for (const OperatorNote& note : kNotes) {
+        const int imported = note.domain == "ai.onnx.ml" ? opsets.ml : opsets.onnx;
+        if (!NoteApplies(note, node, imported, target)) continue;
+        if (!reported.insert(fmt::format("{}/{}", node.op_type(), node.name())).second) continue;
+        out.push_back(MissingKernel(note, node, imported, target));
+      }
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 std::span<const OrtRelease> OrtReleases() { return kReleases; }
@@ -116,102 +247,13 @@ std::string KnownOrtReleases() {
 }
 
 std::vector<Diagnosis> CheckTargetRuntime(const onnx::ModelProto& model, const OrtRelease& target) {
-  std::vector<Diagnosis> out;
-  Location where;
-  const std::string release = fmt::format("ONNX Runtime {}", target.version);
-  int opset = 0;
-  int ml_opset = 0;
-  for (const auto& import : model.opset_import()) {
-    const std::string domain = DomainName(import.domain());
-    if (domain == "ai.onnx") opset = static_cast<int>(import.version());
-    if (domain == "ai.onnx.ml") ml_opset = static_cast<int>(import.version());
-  }
-  const OrtRelease* loads = FirstLoading(static_cast<int>(model.ir_version()), opset, ml_opset);
-  const std::string upgrade =
-      loads == nullptr ? ""
-                       : fmt::format(" Or deploy ONNX Runtime {} or newer, the first that loads it.", loads->version);
-  const std::string convert = fmt::format(
-      " Or convert this file: ortkit convert MODEL --target-ort {} --out FILE (its outputs are compared with the "
-      "original's before it is written).",
-      target.version);
+  const ImportedOpsets opsets = ImportedOpsetsOf(model);
+  const LoadFixes fixes = LoadFixesFor(model, target, opsets);
   // ONNX Runtime checks the IR version first and stops there: so does this.
-  if (model.ir_version() > target.max_ir) {
-    auto d = Diagnose("target.ir-version",
-                      fmt::format("{} refuses the model: \"Unsupported model IR version: {}, max supported IR version: "
-                                  "{}\"",
-                                  release, model.ir_version(), target.max_ir),
-                      where);
-    d.fix = ExportFix(std::min(opset, target.max_opset)) +
-            fmt::format(
-                " Exporters stamp the IR version of their ONNX package; with opset {} or lower, setting "
-                "model.ir_version = {} before onnx.save is safe.{}",
-                target.max_opset, target.max_ir, convert + upgrade);
-    out.push_back(std::move(d));
-    return out;
-  }
-  for (const auto& import : model.opset_import()) {
-    const std::string domain = DomainName(import.domain());
-    const int max = domain == "ai.onnx" ? target.max_opset : domain == "ai.onnx.ml" ? target.max_ml_opset : -1;
-    if (max < 0 || import.version() <= max) continue;
-    auto d = Diagnose(
-        "target.opset",
-        fmt::format("{} refuses the model: \"ONNX Runtime only *guarantees* support for models stamped with official "
-                    "released onnx opset versions. Opset {} is under development and support for this is limited. The "
-                    "operator schemas and or other functionality may change before next ONNX release and in this case "
-                    "ONNX Runtime will not guarantee backward compatibility. Current official support for domain {} is "
-                    "till opset {}.\"",
-                    release, import.version(), domain, max),
-        where);
-    if (domain == "ai.onnx") d.fix = ExportFix(max) + convert + upgrade;
-    if (domain == "ai.onnx.ml") {
-      d.fix =
-          fmt::format("Convert the classic-ML part with target_opset={{'ai.onnx.ml': {}}} (skl2onnx, onnxmltools).{}",
-                      max, upgrade);
-    }
-    out.push_back(std::move(d));
-  }
-  if (!out.empty()) return out;
-  // The model loads; does every operator have a kernel there?
-  std::set<std::string> reported;
-  ForEachGraph(model.graph(), [&](const onnx::GraphProto& graph, const std::string&) {
-    for (const auto& node : graph.node()) {
-      for (const OperatorNote& note : kNotes) {
-        const int imported = note.domain == "ai.onnx.ml" ? ml_opset : opset;
-        if (node.op_type() != note.op_type || DomainName(node.domain()) != DomainName(std::string(note.domain)) ||
-            imported < note.since_opset) {
-          continue;
-        }
-        if (!note.first_release.empty() && !Older(target.version, note.first_release)) continue;
-        if (!note.attribute.empty() &&
-            std::none_of(node.attribute().begin(), node.attribute().end(), [&](const onnx::AttributeProto& a) {
-              return a.name() == note.attribute && a.s() == note.value;
-            })) {
-          continue;
-        }
-        if (!reported.insert(fmt::format("{}/{}", node.op_type(), node.name())).second) continue;
-        Location at;
-        at.node = node.name();
-        at.op_type = node.op_type();
-        auto d = Diagnose(
-            "target.operator",
-            fmt::format("{} loads opset {} but has no CPU kernel for {}{}: {}", release, imported, note.subject,
-                        note.first_release.empty() ? " (no release has one yet)"
-                                                   : fmt::format(" (it came in ONNX Runtime {})", note.first_release),
-                        note.function ? "it runs expanded from its ONNX function definition instead of a kernel"
-                                      : "the session fails to load"),
-            at);
-        if (note.function) d.severity = Severity::kWarning;
-        d.fix = note.first_release.empty()
-                    ? std::string("Replace the operator in the export, or run it outside the model.")
-                    : fmt::format(
-                          "Deploy ONNX Runtime {} or newer, or export with an opset below {} so that the "
-                          "exporter writes the operator's older form.",
-                          note.first_release, note.since_opset);
-        out.push_back(std::move(d));
-      }
-    }
-  });
-  return out;
+  if (model.ir_version() > target.max_ir) return {IrVersionRefusal(model, target, opsets, fixes)};
+  std::vector<Diagnosis> refusals = OpsetRefusals(model, target, fixes);
+  if (!refusals.empty()) return refusals;
+  return MissingKernels(model, target, opsets);
 }
 
 }  // namespace ortkit

@@ -473,6 +473,110 @@ std::pair<int, int> NewestType(const onnx::ModelProto& model) {
   return newest;
 }
 
+/// Whether the model has an ai.onnx opset to convert from and `opset` is one the converter reaches;
+/// when not, the reason is added to `outcome`.
+bool CanConvert(int opset, ConversionOutcome& outcome) {
+  const Location file;
+  if (outcome.from_opset == 0) {
+    outcome.diagnoses.push_back(Diagnose(
+        "convert.no-adapter", "the model imports no ai.onnx opset, so there is no opset to convert from", file));
+    return false;
+  }
+  if (opset < 7 || opset > KnownOnnxOpset()) {
+    outcome.diagnoses.push_back(Diagnose(
+        "convert.no-adapter",
+        fmt::format("opset {} is outside what the converter handles (7 to {})", opset, KnownOnnxOpset()), file));
+    return false;
+  }
+  return true;
+}
+
+/// The IR version to write: the one asked for, else the opset's own, never moving against the conversion.
+int TargetIrVersion(const ConversionOptions& options, int from_opset, int from_ir) {
+  const int for_opset = IrVersionForOpset(options.opset);
+  if (options.ir_version > 0) return options.ir_version;
+  if (options.opset <= from_opset) return std::min(from_ir, for_opset);
+  return std::max(from_ir, for_opset);
+}
+
+/// A warning for each imported domain the converter leaves alone.
+void WarnOfCustomDomains(const onnx::ModelProto& model, ConversionOutcome& outcome) {
+  for (const auto& opset : model.opset_import()) {
+    if (opset.domain().empty() || opset.domain() == "ai.onnx" || opset.domain() == "ai.onnx.ml") continue;
+    outcome.diagnoses.push_back(
+        Diagnose("convert.custom-domain",
+                 fmt::format("nodes of domain '{}' (opset {}) are kept as they are: the converter knows ai.onnx only",
+                             opset.domain(), opset.version()),
+                 Location{}));
+  }
+}
+
+/// Runs the converter on `typed` and keeps its result in `outcome` when the target IR version can
+/// hold it. Throws what the converter and the adapters throw.
+void ConvertAndCheckIr(const onnx::ModelProto& typed, const ConversionOptions& options, ConversionOutcome& outcome) {
+  const Location file;
+  const int for_opset = IrVersionForOpset(options.opset);
+  RewriteLog log;
+  Converter converter(log);
+  onnx::ModelProto converted = converter.convert_version(typed, OpSetID(outcome.from_opset), OpSetID(options.opset));
+  converted.set_ir_version(outcome.to_ir);
+  outcome.rewrites = std::move(log);
+  const auto [type_ir, type] = NewestType(converted);
+  if (type_ir > outcome.to_ir) {
+    outcome.diagnoses.push_back(
+        Diagnose("convert.ir-too-low",
+                 fmt::format("the model uses {} tensors, which IR version {} cannot hold (they need {})",
+                             DataTypeName(static_cast<ortkit::DataType>(type)), outcome.to_ir, type_ir),
+                 file));
+    return;
+  }
+  if (outcome.to_ir < for_opset && options.ir_version > 0) {
+    outcome.diagnoses.push_back(
+        Diagnose("convert.ir-too-low",
+                 fmt::format("opset {} needs IR version {} or newer; --ir-version {} was asked for", options.opset,
+                             for_opset, options.ir_version),
+                 file));
+    return;
+  }
+  outcome.model = std::move(converted);
+}
+
+/// An ortkit adapter's refusal: the node's use of its operator has no form in `opset`.
+Diagnosis NotExpressibleDiagnosis(const NotExpressible& e, int opset) {
+  Location where;
+  where.node = e.node();
+  where.op_type = e.op();
+  return Diagnose("convert.not-expressible",
+                  fmt::format("{} ({}) has no form in opset {}: {}",
+                              e.node().empty() ? std::string("an unnamed node") : fmt::format("node '{}'", e.node()),
+                              e.op(), opset, e.what()),
+                  where);
+}
+
+/// The stock converter's failure, with the nodes running the operator its message names.
+Diagnosis ConverterFailureDiagnosis(const onnx::ModelProto& model, const std::exception& e, int from_opset, int opset) {
+  // ONNX's assertions read "/path/to/BaseConverter.h:66: adapter_lookup: Assertion `false` failed: No Adapter ...".
+  std::string message = FirstLine(e.what());
+  if (auto failed = message.find("failed: "); failed != std::string::npos) message = message.substr(failed + 8);
+  const std::string op = OperatorInMessage(message);
+  Location where;
+  if (op.empty()) {
+    return Diagnose(
+        "convert.no-adapter",
+        fmt::format("ONNX's version converter stopped between opsets {} and {}: {}", from_opset, opset, message),
+        where);
+  }
+  const std::string nodes = NodesRunning(model, op, &where);
+  const bool types = message.find("unallowed") != std::string::npos;
+  return Diagnose(types ? "convert.not-expressible" : "convert.no-adapter",
+                  fmt::format("{} ({}) cannot be converted from opset {} to {}: {} (ONNX's version converter: \"{}\")",
+                              nodes, op, from_opset, opset,
+                              types ? "it uses an element type the older version of the operator does not accept"
+                                    : "neither ONNX's converter nor ortkit has an adapter for it",
+                              message),
+                  where);
+}
+
 }  // namespace
 
 int IrVersionForOpset(int opset) {
@@ -488,98 +592,19 @@ ConversionOutcome ConvertOpset(const onnx::ModelProto& model, const ConversionOp
   outcome.from_opset = DefaultOpset(model);
   outcome.to_opset = options.opset;
   outcome.from_ir = static_cast<int>(model.ir_version());
-  Location file;
-  if (outcome.from_opset == 0) {
-    outcome.diagnoses.push_back(Diagnose(
-        "convert.no-adapter", "the model imports no ai.onnx opset, so there is no opset to convert from", file));
-    return outcome;
-  }
-  if (options.opset < 7 || options.opset > KnownOnnxOpset()) {
-    outcome.diagnoses.push_back(Diagnose(
-        "convert.no-adapter",
-        fmt::format("opset {} is outside what the converter handles (7 to {})", options.opset, KnownOnnxOpset()),
-        file));
-    return outcome;
-  }
-  const int for_opset = IrVersionForOpset(options.opset);
-  if (options.ir_version > 0) {
-    outcome.to_ir = options.ir_version;
-  } else if (options.opset <= outcome.from_opset) {
-    outcome.to_ir = std::min(outcome.from_ir, for_opset);
-  } else {
-    outcome.to_ir = std::max(outcome.from_ir, for_opset);
-  }
+  if (!CanConvert(options.opset, outcome)) return outcome;
+  outcome.to_ir = TargetIrVersion(options, outcome.from_opset, outcome.from_ir);
 
   // Types for the adapters that need them (Gelu's constants, type restrictions).
   onnx::ModelProto typed = model;
   (void)RunShapeInference(typed);
-
-  for (const auto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx" || opset.domain() == "ai.onnx.ml") continue;
-    outcome.diagnoses.push_back(
-        Diagnose("convert.custom-domain",
-                 fmt::format("nodes of domain '{}' (opset {}) are kept as they are: the converter knows ai.onnx only",
-                             opset.domain(), opset.version()),
-                 file));
-  }
-
+  WarnOfCustomDomains(model, outcome);
   try {
-    RewriteLog log;
-    Converter converter(log);
-    onnx::ModelProto converted = converter.convert_version(typed, OpSetID(outcome.from_opset), OpSetID(options.opset));
-    converted.set_ir_version(outcome.to_ir);
-    outcome.rewrites = std::move(log);
-    const auto [type_ir, type] = NewestType(converted);
-    if (type_ir > outcome.to_ir) {
-      outcome.diagnoses.push_back(
-          Diagnose("convert.ir-too-low",
-                   fmt::format("the model uses {} tensors, which IR version {} cannot hold (they need {})",
-                               DataTypeName(static_cast<ortkit::DataType>(type)), outcome.to_ir, type_ir),
-                   file));
-      return outcome;
-    }
-    if (outcome.to_ir < for_opset && options.ir_version > 0) {
-      outcome.diagnoses.push_back(
-          Diagnose("convert.ir-too-low",
-                   fmt::format("opset {} needs IR version {} or newer; --ir-version {} was asked for", options.opset,
-                               for_opset, options.ir_version),
-                   file));
-      return outcome;
-    }
-    outcome.model = std::move(converted);
+    ConvertAndCheckIr(typed, options, outcome);
   } catch (const NotExpressible& e) {
-    Location where;
-    where.node = e.node();
-    where.op_type = e.op();
-    outcome.diagnoses.push_back(
-        Diagnose("convert.not-expressible",
-                 fmt::format("{} ({}) has no form in opset {}: {}",
-                             e.node().empty() ? std::string("an unnamed node") : fmt::format("node '{}'", e.node()),
-                             e.op(), options.opset, e.what()),
-                 where));
+    outcome.diagnoses.push_back(NotExpressibleDiagnosis(e, options.opset));
   } catch (const std::exception& e) {
-    // ONNX's assertions read "/path/to/BaseConverter.h:66: adapter_lookup: Assertion `false` failed: No Adapter ...".
-    std::string message = FirstLine(e.what());
-    if (auto failed = message.find("failed: "); failed != std::string::npos) message = message.substr(failed + 8);
-    const std::string op = OperatorInMessage(message);
-    Location where;
-    if (op.empty()) {
-      outcome.diagnoses.push_back(Diagnose("convert.no-adapter",
-                                           fmt::format("ONNX's version converter stopped between opsets {} and {}: {}",
-                                                       outcome.from_opset, options.opset, message),
-                                           where));
-    } else {
-      const std::string nodes = NodesRunning(model, op, &where);
-      const bool types = message.find("unallowed") != std::string::npos;
-      outcome.diagnoses.push_back(
-          Diagnose(types ? "convert.not-expressible" : "convert.no-adapter",
-                   fmt::format("{} ({}) cannot be converted from opset {} to {}: {} (ONNX's version converter: \"{}\")",
-                               nodes, op, outcome.from_opset, options.opset,
-                               types ? "it uses an element type the older version of the operator does not accept"
-                                     : "neither ONNX's converter nor ortkit has an adapter for it",
-                               message),
-                   where));
-    }
+    outcome.diagnoses.push_back(ConverterFailureDiagnosis(model, e, outcome.from_opset, options.opset));
   }
   return outcome;
 }

@@ -10,7 +10,7 @@
 
 namespace ortkit {
 
-/// What went wrong, coarse enough to pick an exit code (see ExitCodeFor in the tool).
+/// What went wrong, coarse enough to pick an exit code (ExitCodeFor in tools/ortkit/commands.h).
 enum class ErrorKind {
   kInvalidArgument,  ///< the user's flags or request are wrong
   kNotFound,         ///< a file, input, dimension or provider that does not exist

@@ -594,6 +594,19 @@ constexpr std::array kEntries = std::to_array<Entry>({
      d.cause = "The provider name is misspelt, or belongs to another ONNX Runtime version.";
      d.fix = "Use one of the names the message lists, spelt as it spells them.";
    }},
+  // A GPU build on a machine without the CUDA libraries it links against (ONNX Runtime 1.29: "Failed to load
+  // library .../libonnxruntime_providers_cuda.so with error: libcublasLt.so.13: cannot open shared object file").
+  {{"env.cuda-library-missing",
+    R"re(Failed to load library (\S*?)([^/\s]+) with error: (\S+): cannot open shared object file)re"}, {},
+   [](const Facts& f) {
+     return fmt::format("{} needs {}, which the dynamic loader cannot find", f[2], f[3]);
+   },
+   [](const Facts& f, Diagnosis& d) {
+     d.fix = fmt::format("Install the library of that major version ({}) and put its folder on LD_LIBRARY_PATH (for "
+                         "CUDA 13: pip install 'onnxruntime-gpu[cuda,cudnn]', or NVIDIA's CUDA and cuDNN packages); "
+                         "`ortkit env --provider cuda` lists every library the build needs and where it looked.",
+                         f[3]);
+   }},
   {{"runtime.provider-unavailable", R"re((\w*): Failed to load shared library)re"}, {},
    [](const Facts& f) { return fmt::format("the execution provider's shared library could not be loaded ({})", f[1]); },
    [](const Facts&, Diagnosis& d) {
@@ -684,6 +697,14 @@ Diagnosis TranslateRuntimeError(std::string_view message, const Location& contex
   Diagnosis d = Diagnose(entry.known.code, entry.describe(facts) + "; ONNX Runtime says: " + words, at);
   if (entry.specialise != nullptr) entry.specialise(facts, d);
   return d;
+}
+
+Diagnosis TranslateSessionError(const Error& error, const Location& context) {
+  const bool configuring = error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInvalidArgument;
+  if (configuring && !MatchKnownRuntimeMessage(error.message)) {
+    return Diagnose("runtime.provider-unavailable", error.message, context);
+  }
+  return TranslateRuntimeError(error.message, context);
 }
 
 }  // namespace ortkit

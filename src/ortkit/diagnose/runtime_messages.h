@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "ortkit/core/diagnosis.h"
+#include "ortkit/core/result.h"
 
 namespace ortkit {
 
@@ -20,6 +21,12 @@ namespace ortkit {
 /// FAIL : " prefix. The diagnosis message states the finding with the values found, followed by
 /// the runtime's own words without prefixes, source locations and failed-assertion text.
 Diagnosis TranslateRuntimeError(std::string_view message, const Location& context = {}, bool during_run = false);
+
+/// The diagnosis for a failed session creation: a message the table knows is translated (a missing
+/// CUDA library, a provider not in the build); an unknown one about the provider's configuration
+/// (kUnavailable, kInvalidArgument) is runtime.provider-unavailable with the message kept; any other
+/// goes through TranslateRuntimeError.
+Diagnosis TranslateSessionError(const Error& error, const Location& context = {});
 
 /// A message TranslateRuntimeError recognises.
 struct KnownRuntimeMessage {

@@ -13,9 +13,11 @@
 
 #include "ortkit/bench/runner.h"
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/env/environment.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/tensor_stats.h"
+#include "ortkit/validate/validate.h"
 
 namespace ortkit {
 namespace {
@@ -236,6 +238,118 @@ bool LayerFailed(const CheckReport& check, const std::string& name) {
   return true;
 }
 
+/// The inputs doctor runs a provider with: sizes the model accepts, values it does not answer with NaN.
+struct ProviderInputs {
+  ShapeSearch search;
+  Result<std::vector<NamedTensor>> synthesized;
+};
+
+// Normal values are negative half the time: a model that takes a log or a square root of its input
+// is right to give NaN there. Positive values are tried before the model is blamed.
+void PreferPositiveInputs(Session& session, const std::map<std::string, ValueHint>& hints, ShapeSearch& search,
+                          Result<std::vector<NamedTensor>>& synthesized, ProviderReport& report) {
+  if (!synthesized.ok() || !ProducesNan(session, *synthesized)) return;
+  InputPlan positive = search.Plan();
+  positive.positive_floats = true;
+  auto retried = SynthesizeInputs(search.specs, hints, positive);
+  if (!retried.ok() || ProducesNan(session, *retried)) return;
+  search.base.positive_floats = true;
+  synthesized = std::move(retried);
+  report.notes.push_back(
+      "float inputs drawn from [0.1, 1): with normal(0, 1) values the outputs held NaN or Inf, which a log "
+      "or a square root of a negative input gives; with positive ones they do not");
+}
+
+// Sizes the model accepts: a guess that fails is grown until it runs, and reported as a requirement
+// (a finding when no sweep will report it).
+ProviderInputs PrepareProviderInputs(Session& session, const std::vector<TensorSpec>& inputs,
+                                     const onnx::ModelProto& proto, const InputPlan& input_plan,
+                                     const DoctorOptions& options, const Location& file, ProviderReport& report,
+                                     std::vector<Diagnosis>& findings) {
+  const auto hints = AnalyzeInputValues(proto);
+  ShapeSearch search = SearchShapes(session, inputs, hints, input_plan, &proto);
+  report.notes.insert(report.notes.end(), search.notes.begin(), search.notes.end());
+  if (!options.sweep) {
+    for (const auto& f : search.findings) findings.push_back(Diagnose("sweep.size-limit", f.Describe(), file));
+  }
+  auto synthesized = SynthesizeInputs(search.specs, hints, search.Plan());
+  if (!synthesized.ok()) {
+    report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
+  }
+  PreferPositiveInputs(session, hints, search, synthesized, report);
+  return ProviderInputs{std::move(search), std::move(synthesized)};
+}
+
+// One plain run: every output's shape against the model's declaration.
+void CheckOutputShapes(Session& session, const onnx::ModelProto& proto, const std::vector<NamedTensor>& inputs,
+                       const Location& file, std::vector<Diagnosis>& findings) {
+  auto plain = RunSession(session, RunRequest{inputs, {}});
+  if (!plain.ok()) return;
+  for (auto& mismatch : OutputShapeMismatches(DeclaredOutputs(proto), *plain)) {
+    findings.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), file));
+  }
+}
+
+// The findings of the reference or the cross-check, in the order doctor lists them: the reference's,
+// what the export record connects to them, those about the inputs, then the cross-check's.
+void AddValidation(ValidateReport& validated, const Layout& layout, const std::optional<ExportRecord>& record,
+                   const Location& file, const std::vector<Diagnosis>& input_findings, ProviderReport& report,
+                   std::vector<Diagnosis>& diagnoses) {
+  auto append = [&](const std::vector<Diagnosis>& found) {
+    diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+  };
+  const bool unusable_reference = validated.failure && validated.failure->step == ValidateFailure::Step::kReference;
+  if (unusable_reference) diagnoses.push_back(UnusableReference(layout.reference, validated.failure->error));
+  if (validated.reference) {
+    report.validation = std::move(*validated.reference);
+    append(ValidationDiagnoses(*report.validation, layout.reference.string()));
+    if (record) append(ConnectBranchWarnings(*record, *report.validation));
+  }
+  append(input_findings);
+  if (validated.cross_check) {
+    const CrossCheckReport& cross = *validated.cross_check;
+    append(ComparisonDiagnoses(fmt::format("{} vs {}", cross.label_a, cross.label_b), cross.comparison,
+                               layout.model.string()));
+    report.cross_check = std::move(validated.cross_check);
+  } else if (validated.cross_check_error) {
+    diagnoses.push_back(validated.CrossCheckRunDiagnosis(file));
+  } else if (validated.failure && !unusable_reference) {
+    diagnoses.push_back(TranslateRuntimeError(validated.failure->error.message, file, /*during_run=*/true));
+  }
+}
+
+void SweepProvider(Session& session, const onnx::ModelProto& proto, const InputPlan& input_plan,
+                   const ShapeSearch& search, const DoctorOptions& options, const std::optional<ExportRecord>& record,
+                   ProviderReport& report, std::vector<Diagnosis>& diagnoses) {
+  SweepOptions sweep;
+  sweep.base = input_plan;
+  sweep.search = search;
+  sweep.tolerance = options.tolerance;
+  if (record) {
+    sweep.max_sizes = record->dim_limits;
+    for (const auto& [dim, most] : record->dim_limits)
+      report.notes.push_back(
+          fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
+                      "for no more (dim_limits)",
+                      dim, most));
+  }
+  auto swept = RunSweep(session, proto, sweep);
+  if (!swept.ok()) {
+    report.notes.push_back("sweep not run: " + swept.error().message);
+    return;
+  }
+  auto found = SweepDiagnoses(*swept);
+  diagnoses.insert(diagnoses.end(), found.begin(), found.end());
+  // The sweep's own notes (sizes in multiples of a stride), less those its size findings already say.
+  for (const auto& note : swept->notes) {
+    const bool said = std::find(report.notes.begin(), report.notes.end(), note) != report.notes.end() ||
+                      std::any_of(swept->size_findings.begin(), swept->size_findings.end(),
+                                  [&](const auto& f) { return note.find(f.Describe()) != std::string::npos; });
+    if (!said) report.notes.push_back(note);
+  }
+  report.sweep = std::move(swept).value();
+}
+
 void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& layout, const onnx::ModelProto& proto,
                  const std::optional<ExportRecord>& record, ProviderReport& report, std::vector<Diagnosis>& diagnoses) {
   SessionConfig config;
@@ -244,10 +358,7 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   file.file = layout.model.string();
   auto session = Session::Create(runtime, layout.model, config);
   if (!session.ok()) {
-    const bool provider =
-        session.error().kind == ErrorKind::kUnavailable || session.error().kind == ErrorKind::kInvalidArgument;
-    diagnoses.push_back(provider ? Diagnose("runtime.provider-unavailable", session.error().message, file)
-                                 : TranslateRuntimeError(session.error().message, file));
+    diagnoses.push_back(TranslateSessionError(session.error(), file));
     report.notes.push_back("not loaded: " + session.error().message);
     return;
   }
@@ -258,111 +369,30 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     report.notes.push_back("cannot describe the session's inputs and outputs");
     return;
   }
-  const auto hints = AnalyzeInputValues(proto);
-
-  if (!layout.reference.empty()) {
-    auto cases = ReadReference(layout.reference, *inputs, *outputs);
-    if (!cases.ok()) {
-      Location where;
-      where.file = layout.reference.string();
-      diagnoses.push_back(Diagnose("validate.reference-input", cases.error().message, where));
-    } else {
-      report.validation = ValidateAgainst(**session, *cases, options.tolerance);
-      auto found = ValidationDiagnoses(*report.validation, layout.reference.string());
-      diagnoses.insert(diagnoses.end(), found.begin(), found.end());
-      if (record) {
-        auto connected = ConnectBranchWarnings(*record, *report.validation);
-        diagnoses.insert(diagnoses.end(), connected.begin(), connected.end());
-      }
-    }
-  }
-
   InputPlan input_plan = options.inputs;
   if (record && input_plan.dim_sums.empty()) input_plan.dim_sums = record->dim_sums;
   if (auto plan = ValidatePlan(input_plan, NameUnnamedAxes(*inputs)); !plan.ok()) {
     report.notes.push_back("inputs: " + plan.error().message);
   }
-  // Sizes the model accepts: a guess that fails is grown until it runs, and reported as a requirement.
-  ShapeSearch search = SearchShapes(**session, *inputs, hints, input_plan, &proto);
-  report.notes.insert(report.notes.end(), search.notes.begin(), search.notes.end());
-  if (!options.sweep) {
-    for (const auto& f : search.findings) diagnoses.push_back(Diagnose("sweep.size-limit", f.Describe(), file));
+  std::vector<Diagnosis> input_findings;
+  ProviderInputs prepared =
+      PrepareProviderInputs(**session, *inputs, proto, input_plan, options, file, report, input_findings);
+  if (prepared.synthesized.ok()) CheckOutputShapes(**session, proto, *prepared.synthesized, file, input_findings);
+  // Against the framework's references; without them the runtime checks itself: optimisations off against all.
+  ValidateOptions validate;
+  validate.model = layout.model;
+  validate.session = config;
+  validate.reference = layout.reference;
+  validate.tolerance = options.tolerance;
+  if (layout.reference.empty() && prepared.synthesized.ok()) {
+    validate.compare = "opt-levels";
+    validate.given_inputs = &*prepared.synthesized;
   }
-  auto synthesized = SynthesizeInputs(search.specs, hints, search.Plan());
-  if (!synthesized.ok()) {
-    report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
-  }
-  if (synthesized.ok() && ProducesNan(**session, *synthesized)) {
-    // Normal values are negative half the time: a model that takes a log or a square root of its input
-    // is right to give NaN there. Positive values are tried before the model is blamed.
-    InputPlan positive = search.Plan();
-    positive.positive_floats = true;
-    auto retried = SynthesizeInputs(search.specs, hints, positive);
-    if (retried.ok() && !ProducesNan(**session, *retried)) {
-      search.base.positive_floats = true;
-      synthesized = std::move(retried);
-      report.notes.push_back(
-          "float inputs drawn from [0.1, 1): with normal(0, 1) values the outputs held NaN or Inf, which a log "
-          "or a square root of a negative input gives; with positive ones they do not");
-    }
-  }
-  if (synthesized.ok()) {
-    // One plain run: every output's shape against the model's declaration.
-    auto plain = RunSession(**session, RunRequest{*synthesized, {}});
-    if (plain.ok()) {
-      for (auto& mismatch : OutputShapeMismatches(DeclaredOutputs(proto), *plain)) {
-        diagnoses.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), file));
-      }
-    }
-  }
-  if (layout.reference.empty() && synthesized.ok()) {
-    // Without framework references the runtime checks itself: optimisations off against all.
-    auto plan = ParseCrossCheckMode("opt-levels", config);
-    if (plan.ok()) {
-      auto cross = CrossCheck(runtime, ModelSource{layout.model, {}}, *plan, *synthesized, options.tolerance);
-      if (cross.ok()) {
-        auto found = ComparisonDiagnoses(fmt::format("{} vs {}", cross->label_a, cross->label_b), cross->comparison,
-                                         layout.model.string());
-        diagnoses.insert(diagnoses.end(), found.begin(), found.end());
-        report.cross_check = std::move(cross).value();
-      } else {
-        diagnoses.push_back(TranslateRuntimeError(cross.error().message, file, /*during_run=*/true));
-      }
-    }
-  }
-
-  if (options.sweep) {
-    SweepOptions sweep;
-    sweep.base = input_plan;
-    sweep.search = search;
-    sweep.tolerance = options.tolerance;
-    if (record) {
-      sweep.max_sizes = record->dim_limits;
-      for (const auto& [dim, most] : record->dim_limits)
-        report.notes.push_back(
-            fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
-                        "for no more (dim_limits)",
-                        dim, most));
-    }
-    auto swept = RunSweep(**session, proto, sweep);
-    if (swept.ok()) {
-      auto found = SweepDiagnoses(*swept);
-      diagnoses.insert(diagnoses.end(), found.begin(), found.end());
-      // The sweep's own notes (sizes in multiples of a stride), less those its size findings already say.
-      for (const auto& note : swept->notes) {
-        const bool said = std::find(report.notes.begin(), report.notes.end(), note) != report.notes.end() ||
-                          std::any_of(swept->size_findings.begin(), swept->size_findings.end(),
-                                      [&](const auto& f) { return note.find(f.Describe()) != std::string::npos; });
-        if (!said) report.notes.push_back(note);
-      }
-      report.sweep = std::move(swept).value();
-    } else {
-      report.notes.push_back("sweep not run: " + swept.error().message);
-    }
-  }
-
-  if (options.benchmark_runs > 0 && synthesized.ok()) {
-    auto latency = MeasureLatency(**session, *synthesized, options);
+  ValidateReport validated = Validate(runtime, **session, proto, validate);
+  AddValidation(validated, layout, record, file, input_findings, report, diagnoses);
+  if (options.sweep) SweepProvider(**session, proto, input_plan, prepared.search, options, record, report, diagnoses);
+  if (options.benchmark_runs > 0 && prepared.synthesized.ok()) {
+    auto latency = MeasureLatency(**session, *prepared.synthesized, options);
     if (latency.ok()) {
       report.latency = std::move(latency).value();
     } else {
@@ -390,6 +420,22 @@ DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses) {
     case Severity::kInfo: return DoctorVerdict::kHealthy;
   }
   return DoctorVerdict::kBroken;
+}
+
+// A provider other than the CPU that did not load: the environment says why (not compiled in, a missing
+// CUDA library, no GPU), as `ortkit env --provider NAME` does.
+void AddEnvironmentFindings(Runtime& runtime, const DoctorReport& report, std::vector<Diagnosis>& diagnoses) {
+  for (const auto& provider : report.providers) {
+    if (provider.provider == "cpu" || provider.loaded) continue;
+    EnvironmentOptions env;
+    env.skip_python = true;
+    env.provider = provider.provider;
+    for (auto& d : InspectEnvironment(runtime, env).diagnoses) {
+      const bool said =
+          std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& o) { return o.code == d.code; });
+      if (!said) diagnoses.push_back(std::move(d));
+    }
+  }
 }
 
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
@@ -459,6 +505,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
         report.providers.push_back(std::move(provider));
       }
     }
+    AddEnvironmentFindings(runtime, report, diagnoses);
   }
   Deduplicate(diagnoses);
   SortBySeverity(diagnoses);

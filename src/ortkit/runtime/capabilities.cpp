@@ -37,7 +37,7 @@ std::string IdentityModel(int opset) {
 
 int ProbeMaxSupportedOpset(Runtime& runtime) {
   SessionConfig config;
-  config.optimization_level = ORT_DISABLE_ALL;  // nothing to optimise; skip the work
+  config.optimization_level = OptimizationLevel::kOff;  // nothing to optimise; skip the work
   config.intra_op_threads = 1;
   config.enable_cpu_arena = false;
   for (int opset = kHighestProbedOpset; opset >= 1; --opset) {

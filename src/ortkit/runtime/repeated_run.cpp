@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/runtime/ort_handles.h"
 #include "ortkit/runtime/run.h"
 
 namespace ortkit {
@@ -77,16 +78,18 @@ Result<RepeatedRun> RepeatedRun::Prepare(Session& session, std::span<const Named
 Status RepeatedRun::RunFirst() {
   State& s = *state_;
   return Guarded(*s.session, [&] {
-    s.first_outputs = s.session->ort().Run(Ort::RunOptions{nullptr}, s.input_names.data(), s.input_values.data(),
-                                           s.input_values.size(), s.output_names.data(), s.output_names.size());
+    s.first_outputs = OrtSession(*s.session)
+                          .Run(Ort::RunOptions{nullptr}, s.input_names.data(), s.input_values.data(),
+                               s.input_values.size(), s.output_names.data(), s.output_names.size());
   });
 }
 
 Status RepeatedRun::Run() {
   State& s = *state_;
   return Guarded(*s.session, [&] {
-    s.session->ort().Run(Ort::RunOptions{nullptr}, s.input_names.data(), s.input_values.data(), s.input_values.size(),
-                         s.output_names.data(), s.output_names.size());
+    OrtSession(*s.session)
+        .Run(Ort::RunOptions{nullptr}, s.input_names.data(), s.input_values.data(), s.input_values.size(),
+             s.output_names.data(), s.output_names.size());
   });
 }
 
@@ -95,7 +98,8 @@ Result<RepeatedRun::Binding> RepeatedRun::Bind() {
   if (s.first_outputs.size() != s.output_names.size())
     return MakeError(ErrorKind::kInternal, "binding outputs before the first run");
   try {
-    auto bound = std::make_unique<Binding::State>(Binding::State{s.session, Ort::IoBinding(s.session->ort()), {}});
+    auto bound =
+        std::make_unique<Binding::State>(Binding::State{s.session, Ort::IoBinding(OrtSession(*s.session)), {}});
     for (std::size_t i = 0; i < s.input_values.size(); ++i)
       bound->binding.BindInput(s.input_names[i], s.input_values[i]);
     const Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
@@ -120,7 +124,7 @@ Result<RepeatedRun::Binding> RepeatedRun::Bind() {
 
 Status RepeatedRun::Binding::Run() {
   State& s = *state_;
-  return Guarded(*s.session, [&] { s.session->ort().Run(Ort::RunOptions{nullptr}, s.binding); });
+  return Guarded(*s.session, [&] { OrtSession(*s.session).Run(Ort::RunOptions{nullptr}, s.binding); });
 }
 
 struct InPlaceOutputs::State {
@@ -151,8 +155,8 @@ Result<InPlaceOutputs> RunInPlace(Session& session, std::span<const char* const>
     std::vector<Ort::Value> values;
     values.reserve(inputs.size());
     for (const Tensor* input : inputs) values.push_back(ToOrtValue(*input, memory, allocator));
-    outputs.state_->values = session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(),
-                                               values.size(), output_names.data(), output_names.size());
+    outputs.state_->values = OrtSession(session).Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(),
+                                                     values.size(), output_names.data(), output_names.size());
   } catch (const Ort::Exception& e) {
     return MakeError(e.GetOrtErrorCode() == ORT_INVALID_ARGUMENT ? ErrorKind::kInvalidArgument : ErrorKind::kRuntime,
                      e.what());

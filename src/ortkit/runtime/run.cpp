@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
+#include "ortkit/runtime/ort_handles.h"
+
 namespace ortkit {
 namespace {
 
@@ -92,14 +94,14 @@ Ort::Value ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory,
 }
 
 Result<std::vector<TensorSpec>> DescribeInputs(Session& session) {
-  auto& s = session.ort();
+  auto& s = OrtSession(session);
   return Describe(
       s.GetInputCount(), [&](std::size_t i, auto& a) { return s.GetInputNameAllocated(i, a); },
       [&](std::size_t i) { return s.GetInputTypeInfo(i); });
 }
 
 Result<std::vector<TensorSpec>> DescribeOutputs(Session& session) {
-  auto& s = session.ort();
+  auto& s = OrtSession(session);
   return Describe(
       s.GetOutputCount(), [&](std::size_t i, auto& a) { return s.GetOutputNameAllocated(i, a); },
       [&](std::size_t i) { return s.GetOutputTypeInfo(i); });
@@ -198,8 +200,8 @@ Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& 
     }
     std::vector<const char*> output_pointers;
     for (const auto& n : output_names) output_pointers.push_back(n.c_str());
-    auto outputs = session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
-                                     output_pointers.data(), output_pointers.size());
+    auto outputs = OrtSession(session).Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
+                                           output_pointers.data(), output_pointers.size());
     std::vector<NamedTensor> result;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       ORTKIT_ASSIGN_OR_RETURN(Tensor t, FromOrtValue(outputs[i], output_names[i]));

@@ -44,10 +44,6 @@ std::vector<std::string> OutputShapeMismatches(const std::vector<TensorSpec>& de
 /// Thread-safe: many threads may Run one Session.
 Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& request);
 
-/// Wraps `tensor` for the runtime: numeric tensors without a copy (the tensor must outlive the
-/// Run call), strings copied through `allocator`. Throws Ort::Exception as the C++ API does.
-Ort::Value ToOrtValue(const Tensor& tensor, const Ort::MemoryInfo& memory, Ort::AllocatorWithDefaultOptions& allocator);
-
 /// Checks `inputs` against `specs`: every declared input present, no unknown names, element
 /// types and ranks equal, fixed dimensions equal. The error names the input and the mismatch.
 Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<TensorSpec>& specs);

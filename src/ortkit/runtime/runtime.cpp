@@ -1,5 +1,9 @@
 #include "ortkit/runtime/runtime.h"
 
+#include "ortkit/runtime/ort_handles.h"
+
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -19,16 +23,70 @@ constexpr std::array kProviders = std::to_array<ProviderInfo>({
     {"xnnpack", "XnnpackExecutionProvider"},
 });
 
+// ONNX Runtime says only "Failed to load shared library" when a provider library will not load, and logs
+// the loader's reason (the missing CUDA library) where ortkit's log level hides it: ask the loader again.
+std::string ProviderLoadError(const std::string& provider, std::string_view message) {
+  if (message.find("Failed to load shared library") == std::string_view::npos) return "";
+  const auto folder = Runtime::LibraryPath().parent_path();
+  if (folder.empty()) return "";
+  const auto library = (folder / fmt::format("libonnxruntime_providers_{}.so", provider)).string();
+  void* handle = dlopen(library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  if (handle != nullptr) {
+    dlclose(handle);
+    return "";
+  }
+  const char* reason = dlerror();
+  return reason == nullptr ? "" : fmt::format(" (Failed to load library {} with error: {})", library, reason);
+}
+
+GraphOptimizationLevel OrtOptimizationLevel(OptimizationLevel level) {
+  switch (level) {
+    case OptimizationLevel::kOff: return ORT_DISABLE_ALL;
+    case OptimizationLevel::kBasic: return ORT_ENABLE_BASIC;
+    case OptimizationLevel::kExtended: return ORT_ENABLE_EXTENDED;
+    case OptimizationLevel::kLayout: return ORT_ENABLE_LAYOUT;
+    case OptimizationLevel::kAll: return ORT_ENABLE_ALL;
+  }
+  return ORT_ENABLE_ALL;
+}
+
 Error RuntimeError(std::string what, const Ort::Exception& e) {
   return MakeError(ErrorKind::kRuntime, std::move(what) + ": " + e.what());
 }
 
 }  // namespace
 
+int OptimizationLevelNumber(OptimizationLevel level) { return static_cast<int>(OrtOptimizationLevel(level)); }
+
+std::optional<OptimizationLevel> OptimizationLevelOfNumber(int number) {
+  for (auto level :
+       {OptimizationLevel::kOff, OptimizationLevel::kBasic, OptimizationLevel::kExtended, OptimizationLevel::kAll}) {
+    if (OptimizationLevelNumber(level) == number) return level;
+  }
+  return std::nullopt;
+}
+
+struct Runtime::Impl {
+  Ort::Env env;
+};
+
+struct Session::Impl {
+  Ort::Session session;
+};
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+Ort::Env& OrtEnv(Runtime& runtime) { return runtime.impl_->env; }
+
+Session::Session(std::unique_ptr<Impl> impl, SessionConfig config)
+    : impl_(std::move(impl)), config_(std::move(config)) {}
+Session::~Session() = default;
+Ort::Session& OrtSession(Session& session) { return session.impl_->session; }
+
 Result<std::unique_ptr<Runtime>> Runtime::Create(const Options& options) {
   try {
-    Ort::Env env(options.log_level, options.log_id.c_str());
-    return std::unique_ptr<Runtime>(new Runtime(std::move(env)));
+    Ort::Env env(static_cast<OrtLoggingLevel>(options.log_level), options.log_id.c_str());
+    return std::unique_ptr<Runtime>(new Runtime(std::make_unique<Runtime::Impl>(Runtime::Impl{std::move(env)})));
   } catch (const Ort::Exception& e) {
     return RuntimeError("creating the ONNX Runtime environment", e);
   }
@@ -37,6 +95,14 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const Options& options) {
 std::string Runtime::Version() { return Ort::GetVersionString(); }
 
 std::vector<std::string> Runtime::AvailableProviders() { return Ort::GetAvailableProviders(); }
+
+std::filesystem::path Runtime::LibraryPath() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&OrtGetApiBase), &info) == 0 || info.dli_fname == nullptr) return {};
+  std::error_code ec;
+  const auto resolved = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::filesystem::path(info.dli_fname) : resolved;
+}
 
 const ProviderInfo* FindProvider(std::string_view short_name) {
   auto it = std::find_if(kProviders.begin(), kProviders.end(),
@@ -67,7 +133,7 @@ Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
     Ort::SessionOptions options;
     if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
     if (config.inter_op_threads > 0) options.SetInterOpNumThreads(config.inter_op_threads);
-    options.SetGraphOptimizationLevel(config.optimization_level);
+    options.SetGraphOptimizationLevel(OrtOptimizationLevel(config.optimization_level));
     options.SetExecutionMode(config.sequential_execution ? ORT_SEQUENTIAL : ORT_PARALLEL);
     if (!config.enable_memory_pattern) options.DisableMemPattern();
     if (!config.enable_cpu_arena) options.DisableCpuMemArena();
@@ -83,8 +149,8 @@ Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
     }
     return options;
   } catch (const Ort::Exception& e) {
-    return MakeError(ErrorKind::kUnavailable,
-                     fmt::format("configuring execution provider '{}': {}", config.provider, e.what()));
+    return MakeError(ErrorKind::kUnavailable, fmt::format("configuring execution provider '{}': {}{}", config.provider,
+                                                          e.what(), ProviderLoadError(config.provider, e.what())));
   }
 }
 
@@ -92,8 +158,9 @@ Result<std::unique_ptr<Session>> Session::Create(Runtime& runtime, const std::fi
                                                  const SessionConfig& config) {
   ORTKIT_ASSIGN_OR_RETURN(Ort::SessionOptions options, MakeSessionOptions(config));
   try {
-    Ort::Session session(runtime.env(), model_path.c_str(), options);
-    return std::unique_ptr<Session>(new Session(std::move(session), config));
+    Ort::Session session(OrtEnv(runtime), model_path.c_str(), options);
+    return std::unique_ptr<Session>(
+        new Session(std::make_unique<Session::Impl>(Session::Impl{std::move(session)}), config));
   } catch (const Ort::Exception& e) {
     return RuntimeError(fmt::format("loading '{}' on {}", model_path.string(), config.provider), e);
   } catch (const std::exception& e) {
@@ -106,8 +173,9 @@ Result<std::unique_ptr<Session>> Session::CreateFromBytes(Runtime& runtime, std:
                                                           const SessionConfig& config) {
   ORTKIT_ASSIGN_OR_RETURN(Ort::SessionOptions options, MakeSessionOptions(config));
   try {
-    Ort::Session session(runtime.env(), model_bytes.data(), model_bytes.size(), options);
-    return std::unique_ptr<Session>(new Session(std::move(session), config));
+    Ort::Session session(OrtEnv(runtime), model_bytes.data(), model_bytes.size(), options);
+    return std::unique_ptr<Session>(
+        new Session(std::make_unique<Session::Impl>(Session::Impl{std::move(session)}), config));
   } catch (const Ort::Exception& e) {
     return RuntimeError(fmt::format("loading the model on {}", config.provider), e);
   } catch (const std::exception& e) {
@@ -167,12 +235,12 @@ Status RunOnce(Session& session, std::span<const NamedBuffer> inputs) {
     Ort::AllocatorWithDefaultOptions allocator;
     std::vector<Ort::AllocatedStringPtr> owned_output_names;
     std::vector<const char*> output_names;
-    for (std::size_t i = 0; i < session.ort().GetOutputCount(); ++i) {
-      owned_output_names.push_back(session.ort().GetOutputNameAllocated(i, allocator));
+    for (std::size_t i = 0; i < OrtSession(session).GetOutputCount(); ++i) {
+      owned_output_names.push_back(OrtSession(session).GetOutputNameAllocated(i, allocator));
       output_names.push_back(owned_output_names.back().get());
     }
-    session.ort().Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(), output_names.data(),
-                      output_names.size());
+    OrtSession(session).Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
+                            output_names.data(), output_names.size());
     return OkStatus();
   } catch (const Ort::Exception& e) {
     const ErrorKind kind =
@@ -186,7 +254,7 @@ Status RunOnce(Session& session, std::span<const NamedBuffer> inputs) {
 Result<std::filesystem::path> EndProfiling(Session& session) {
   try {
     Ort::AllocatorWithDefaultOptions allocator;
-    auto path = session.ort().EndProfilingAllocated(allocator);
+    auto path = OrtSession(session).EndProfilingAllocated(allocator);
     if (path == nullptr || *path.get() == '\0') {
       return MakeError(ErrorKind::kInvalidArgument, "the session was not created with profiling enabled");
     }

@@ -5,17 +5,32 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
-#include <onnxruntime_cxx_api.h>
-
 #include "ortkit/core/result.h"
 
+namespace Ort {
+struct Env;
+struct Session;
+}  // namespace Ort
+
 namespace ortkit {
+
+/// The least severe message ONNX Runtime prints itself (its OrtLoggingLevel).
+enum class LogLevel { kVerbose, kInfo, kWarning, kError, kFatal };
+
+/// How much ONNX Runtime rewrites the graph before running it (its GraphOptimizationLevel).
+enum class OptimizationLevel { kOff, kBasic, kExtended, kLayout, kAll };
+
+/// The number ONNX Runtime's tools, ortkit's --opt-level and serving configs use: 0, 1, 2, 3, 99.
+int OptimizationLevelNumber(OptimizationLevel level);
+/// The level of a number --opt-level and serving configs accept (0, 1, 2, 99); nullopt otherwise.
+std::optional<OptimizationLevel> OptimizationLevelOfNumber(int number);
 
 /// The process-wide ONNX Runtime environment. Create one in main and pass it down.
 /// Thread-safe after construction.
@@ -24,7 +39,7 @@ class Runtime {
   struct Options {
     std::string log_id = "ortkit";
     /// Failures come back as Errors; ONNX Runtime logging them as well would print each one twice.
-    OrtLoggingLevel log_level = ORT_LOGGING_LEVEL_FATAL;
+    LogLevel log_level = LogLevel::kFatal;
   };
 
   static Result<std::unique_ptr<Runtime>> Create(const Options& options);
@@ -32,16 +47,21 @@ class Runtime {
 
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
+  ~Runtime();
 
-  Ort::Env& env() { return env_; }
   /// "1.29.0"
   static std::string Version();
   /// Provider names as ONNX Runtime spells them ("CPUExecutionProvider", ...).
   static std::vector<std::string> AvailableProviders();
+  /// The file of the ONNX Runtime library this process loaded (the dynamic loader's choice, which
+  /// may not be the one ortkit was built against); empty when the loader cannot say.
+  static std::filesystem::path LibraryPath();
 
  private:
-  explicit Runtime(Ort::Env env) : env_(std::move(env)) {}
-  Ort::Env env_;
+  struct Impl;
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  friend Ort::Env& OrtEnv(Runtime& runtime);  // runtime/ort_handles.h
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Execution providers ortkit knows, by their short names on the command line.
@@ -57,7 +77,7 @@ struct SessionConfig {
   std::string provider = "cpu";
   int intra_op_threads = 0;  ///< 0: ONNX Runtime's default
   int inter_op_threads = 0;
-  GraphOptimizationLevel optimization_level = ORT_ENABLE_ALL;
+  OptimizationLevel optimization_level = OptimizationLevel::kAll;
   bool sequential_execution = true;
   bool enable_memory_pattern = true;
   bool enable_cpu_arena = true;
@@ -65,7 +85,7 @@ struct SessionConfig {
   std::string profile_prefix;  ///< file prefix for the profiler's JSON trace
 };
 
-/// An ONNX Runtime session. Run() is thread-safe, as Ort::Session::Run is.
+/// An ONNX Runtime session. Running it is thread-safe, as Ort::Session::Run is.
 class Session {
  public:
   /// Loads `model_path` with `config`. The Error's message is the runtime's own message,
@@ -78,13 +98,15 @@ class Session {
 
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
+  ~Session();
 
-  Ort::Session& ort() { return session_; }
   const SessionConfig& config() const { return config_; }
 
  private:
-  Session(Ort::Session session, SessionConfig config) : session_(std::move(session)), config_(std::move(config)) {}
-  Ort::Session session_;
+  struct Impl;
+  Session(std::unique_ptr<Impl> impl, SessionConfig config);
+  friend Ort::Session& OrtSession(Session& session);  // runtime/ort_handles.h
+  std::unique_ptr<Impl> impl_;
   SessionConfig config_;
 };
 
@@ -106,8 +128,5 @@ Status RunOnce(Session& session, std::span<const NamedBuffer> inputs);
 
 /// Stops the profiler of a session created with enable_profiling and returns the trace's path.
 Result<std::filesystem::path> EndProfiling(Session& session);
-
-/// Builds Ort::SessionOptions from `config`; fails for an unavailable provider.
-Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config);
 
 }  // namespace ortkit

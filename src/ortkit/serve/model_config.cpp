@@ -272,11 +272,7 @@ SessionConfig ModelConfig::ToSessionConfig() const {
   c.intra_op_threads = session.intra_op_threads;
   c.inter_op_threads = session.inter_op_threads;
   c.sequential_execution = session.sequential_execution;
-  static constexpr std::pair<int, GraphOptimizationLevel> kLevels[] = {
-      {0, ORT_DISABLE_ALL}, {1, ORT_ENABLE_BASIC}, {2, ORT_ENABLE_EXTENDED}, {99, ORT_ENABLE_ALL}};
-  for (const auto& [number, level] : kLevels) {
-    if (number == session.optimization_level) c.optimization_level = level;
-  }
+  if (auto level = OptimizationLevelOfNumber(session.optimization_level)) c.optimization_level = *level;
   return c;
 }
 
@@ -348,6 +344,23 @@ std::string ModelConfigToJson(const ModelConfig& config) {
   }
   j["warmup"] = {{"dims", config.warmup.dims}};
   return j.dump(2);
+}
+
+void ConfigOverrides::ApplyTo(ModelConfig* config) const {
+  if (instances) config->instances = *instances;
+  if (intra_op_threads) config->session.intra_op_threads = *intra_op_threads;
+  if (provider) config->session.provider = *provider;
+  if (max_batch_size) {
+    config->batching.max_batch_size = *max_batch_size;
+    auto& preferred = config->batching.preferred_batch_sizes;
+    preferred.erase(std::remove_if(preferred.begin(), preferred.end(), [&](int s) { return s > *max_batch_size; }),
+                    preferred.end());
+  }
+  if (max_queue_delay_us) config->batching.max_queue_delay_us = *max_queue_delay_us;
+  if (max_queue_size) config->batching.max_queue_size = *max_queue_size;
+  if (timeout_us) config->batching.timeout_us = *timeout_us;
+  if (no_batching) config->batching.enabled = false;
+  if (no_bucketing) config->bucketing.enabled = false;
 }
 
 }  // namespace ortkit::serve

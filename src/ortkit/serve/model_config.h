@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,22 @@ struct ModelConfig {
 
   /// The runtime's session configuration for one instance.
   SessionConfig ToSessionConfig() const;
+};
+
+/// Values that replace every model's configured ones (`ortkit serve` flags); unset: the file's value.
+struct ConfigOverrides {
+  std::optional<int> instances;
+  std::optional<int> intra_op_threads;
+  std::optional<std::string> provider;
+  std::optional<int> max_batch_size;  ///< also drops the preferred batch sizes above it
+  std::optional<std::int64_t> max_queue_delay_us;
+  std::optional<int> max_queue_size;
+  std::optional<std::int64_t> timeout_us;
+  bool no_batching = false;
+  bool no_bucketing = false;
+
+  /// Writes the values that are set into `config` (which ValidateModelConfig should check after).
+  void ApplyTo(ModelConfig* config) const;
 };
 
 /// Parses the JSON text of a configuration file. `origin` (a file name) prefixes every error.

@@ -1,10 +1,64 @@
 #include "ortkit/serve/model_repository.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
 namespace ortkit::serve {
+namespace {
+
+// The --config flags by the model they go with: a bare FILE under "", the only model's.
+Result<std::map<std::string, std::filesystem::path>> ConfigsByModel(const ModelSelection& selection) {
+  std::map<std::string, std::filesystem::path> configs;
+  for (const auto& c : selection.configs) {
+    const auto eq = c.find('=');
+    if (eq != std::string::npos)
+      configs[c.substr(0, eq)] = c.substr(eq + 1);
+    else if (selection.models.size() == 1)
+      configs[""] = c;
+    else
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--config {}: with several models write --config NAME=FILE", c));
+  }
+  return configs;
+}
+
+Result<std::vector<ModelSource>> SourcesFromFlags(const ModelSelection& selection) {
+  ORTKIT_ASSIGN_OR_RETURN(auto configs, ConfigsByModel(selection));
+  std::vector<ModelSource> sources;
+  for (const auto& m : selection.models) {
+    const auto eq = m.find('=');
+    const std::string name = eq == std::string::npos ? "" : m.substr(0, eq);
+    std::optional<std::filesystem::path> config;
+    if (configs.count(name))
+      config = configs[name];
+    else if (configs.count(""))
+      config = configs[""];
+    configs.erase(name);
+    ORTKIT_ASSIGN_OR_RETURN(auto source, ModelFromFlag(m, config));
+    sources.push_back(std::move(source));
+  }
+  configs.erase("");
+  if (!configs.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--config {}=...: no --model of that name", configs.begin()->first));
+  }
+  return sources;
+}
+
+Result<std::vector<ModelSource>> SourcesFromRepository(const ModelSelection& selection,
+                                                       std::vector<std::string>* notes) {
+  if (!selection.configs.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--config goes with --model; in a repository put DIR/NAME/config.json");
+  }
+  ORTKIT_ASSIGN_OR_RETURN(auto scan, ScanModelRepository(selection.repository));
+  notes->insert(notes->end(), scan.notes.begin(), scan.notes.end());
+  return std::move(scan.models);
+}
+
+}  // namespace
 
 Status CheckModelName(const std::string& name) {
   if (name.empty()) return MakeError(ErrorKind::kInvalidArgument, "a model name is empty");
@@ -89,6 +143,20 @@ Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir) {
   }
   std::sort(scan.models.begin(), scan.models.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return scan;
+}
+
+Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,
+                                                     std::vector<std::string>* notes) {
+  if (selection.models.empty() == selection.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "give --model NAME=PATH (one or more) or --model-repository DIR");
+  }
+  ORTKIT_ASSIGN_OR_RETURN(auto sources, selection.repository.empty() ? SourcesFromFlags(selection)
+                                                                     : SourcesFromRepository(selection, notes));
+  for (auto& s : sources) {
+    overrides.ApplyTo(&s.config);
+    ORTKIT_RETURN_IF_ERROR(ValidateModelConfig(s.config, fmt::format("model '{}'", s.name)));
+  }
+  return sources;
 }
 
 }  // namespace ortkit::serve

@@ -36,4 +36,20 @@ struct RepositoryScan {
 /// at all is kNotFound.
 Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir);
 
+/// The models to serve as the command line names them: --model flags, each with the --config
+/// that goes with it, or one repository folder.
+struct ModelSelection {
+  std::vector<std::string> models;   ///< NAME=PATH, or a bare PATH (ModelFromFlag)
+  std::vector<std::string> configs;  ///< FILE for the only model, or NAME=FILE
+  std::string repository;            ///< empty: none
+};
+
+/// The models of `selection`, each configuration with `overrides` applied and then validated.
+/// kInvalidArgument unless exactly one of models and repository is given, for a --config with a
+/// repository, for a bare --config FILE with several models and for a NAME=FILE without its model;
+/// otherwise the errors of ModelFromFlag, ScanModelRepository and ValidateModelConfig. `notes`
+/// receives the repository scan's notes, also when a later step fails.
+Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,
+                                                     std::vector<std::string>* notes);
+
 }  // namespace ortkit::serve

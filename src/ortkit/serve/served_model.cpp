@@ -4,7 +4,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -82,29 +81,162 @@ std::vector<InputPlan> WarmupPlans(const WarmupConfig& warmup) {
   return plans;
 }
 
+Error Invalid(std::string message) { return MakeError(ErrorKind::kInvalidArgument, std::move(message)); }
+
+std::string NamesOf(const std::vector<TensorSpec>& specs) {
+  std::vector<std::string> names;
+  names.reserve(specs.size());
+  for (const auto& s : specs) names.push_back(s.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+Status CheckServable(const TensorSpec& spec) {
+  if (!spec.is_tensor || spec.type == DataType::kString || FindDataType(spec.type) == nullptr) {
+    return Invalid(fmt::format("'{}' is {}: the server handles numeric and boolean tensors only", spec.name,
+                               spec.is_tensor ? spec.Describe() : std::string("not a tensor")));
+  }
+  return OkStatus();
+}
+
+// The input's datatype, rank and fixed dimensions against the model's.
+Status CheckInputFits(const NamedTensor& in, const TensorSpec& spec) {
+  if (in.tensor.type() != spec.type) {
+    return Invalid(fmt::format("input '{}' has datatype {} but the model expects {}", in.name,
+                               TypeName(in.tensor.type()), TypeName(spec.type)));
+  }
+  const auto& shape = in.tensor.shape();
+  if (shape.size() != spec.dims.size()) {
+    return Invalid(fmt::format("input '{}' has shape {} (rank {}) but the model expects rank {} ({})", in.name,
+                               ShapeToString(shape), shape.size(), spec.dims.size(),
+                               ShapeToString(ProtocolShape(spec))));
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (spec.dims[d].fixed() && spec.dims[d].value != shape[d]) {
+      return Invalid(fmt::format("input '{}' has shape {} but the model expects {} (dimension {} must be {})", in.name,
+                                 ShapeToString(shape), ShapeToString(ProtocolShape(spec)), d, spec.dims[d].value));
+    }
+  }
+  return OkStatus();
+}
+
+// What the model file says about its inputs' values (token ids, masks), for synthetic inputs; none
+// when the file does not load here (the session has loaded it already).
+std::map<std::string, ValueHint> InputHints(const std::filesystem::path& path) {
+  ModelLoad load = LoadModelFile(path);
+  if (!load.model) return {};
+  return AnalyzeInputValues(*load.model->proto);
+}
+
+// Batching needs every input and output to carry rows along a dynamic axis 0: why the first that
+// does not cannot, or empty when all do.
+std::string MissingRowAxis(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs) {
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const auto& spec : *list) {
+      if (spec.dims.empty() || spec.dims[0].fixed()) {
+        return fmt::format("'{}' is {} (no dynamic first dimension)", spec.name, spec.Describe());
+      }
+    }
+  }
+  return {};
+}
+
+// Inputs of 2 rows: every symbolic first dimension 2, and an unnamed one given as a whole shape.
+InputPlan TwoRowPlan(const std::vector<TensorSpec>& inputs) {
+  InputPlan two;
+  for (const auto& in : inputs) {
+    if (!in.dims[0].symbol.empty()) two.dims[in.dims[0].symbol] = 2;
+  }
+  for (const auto& in : inputs) {
+    if (!in.dims[0].symbol.empty()) continue;
+    auto shape = ResolveShape(in, two);
+    if (shape.ok()) {
+      (*shape)[0] = 2;
+      two.shapes[in.name] = *shape;
+    }
+  }
+  return two;
+}
+
+// Runs inputs of 2 rows: why the outputs do not come back with 2 rows each, or empty when they do.
+// Fails only when the inputs cannot be made.
+Result<std::string> TwoRowsRefusal(Session& session, const std::vector<TensorSpec>& inputs,
+                                   const std::map<std::string, ValueHint>& hints) {
+  auto synthetic = SynthesizeInputs(inputs, hints, TwoRowPlan(inputs));
+  if (!synthetic.ok())
+    return MakeError(synthetic.error().kind, "making inputs of 2 rows: " + synthetic.error().message);
+  auto result = RunSession(session, RunRequest{*synthetic, {}});
+  if (!result.ok()) return "running 2 rows failed: " + result.error().message;
+  for (const auto& out : *result) {
+    if (out.tensor.shape().empty() || out.tensor.shape()[0] != 2) {
+      return fmt::format("output '{}' is {} for inputs of 2 rows", out.name, out.tensor.Describe());
+    }
+  }
+  return std::string();
+}
+
+// Whether a batch of several requests answers by views of its outputs (see RunBatch): while they
+// hold at most kViewBatchBytes.
+bool SmallEnoughToView(const std::vector<std::vector<std::int64_t>>& shapes, const std::vector<TensorSpec>& outputs) {
+  std::size_t bytes = 0;
+  for (std::size_t o = 0; o < shapes.size() && bytes <= kViewBatchBytes; ++o) {
+    auto count = ElementCountOf(shapes[o]);
+    bytes += count.ok() ? static_cast<std::size_t>(*count) * FindDataType(outputs[o].type)->size : kViewBatchBytes + 1;
+  }
+  return bytes <= kViewBatchBytes;
+}
+
 }  // namespace
+
+/// A batch's rows, taken from its slices before the run.
+struct BatchRows {
+  std::int64_t total = 0;
+  bool padded = false;  // some request is shorter than the bucket: the batch must start zeroed
+  bool direct = false;  // one request taken whole and unpadded runs on its own tensors: no copy
+};
+
+/// The inputs of one run: the requests' own tensors, or batched copies of their rows.
+struct BatchInputs {
+  std::vector<Tensor> batched;         // reserved up front: `sources` point into it
+  std::vector<const Tensor*> sources;  // in the model's input order
+};
+
+/// A run's outputs and how its requests are answered from them.
+struct BatchOutputs {
+  std::shared_ptr<InPlaceOutputs> results;  // shared with the views answered from it
+  std::vector<std::vector<std::int64_t>> shapes;
+  bool views = false;  // requests taken whole are answered by views of `results`
+};
 
 ServedModel::~ServedModel() { Stop(); }
 
 Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std::string>* notes) {
-  ModelConfig& config = source_.config;
-  SessionConfig session_config = config.ToSessionConfig();
+  ORTKIT_RETURN_IF_ERROR(CreateInstances(runtime, intra_op_threads));
+  ORTKIT_RETURN_IF_ERROR(DescribeTensors());
+  const std::map<std::string, ValueHint> hints = InputHints(source_.path);
+  ORTKIT_RETURN_IF_ERROR(DecideBatching(hints, notes));
+  ORTKIT_RETURN_IF_ERROR(DecideBucketing(hints, notes));
+  ORTKIT_RETURN_IF_ERROR(WarmUp(hints));
+  StartWorkers();
+  ready_ = true;
+  return OkStatus();
+}
+
+Status ServedModel::CreateInstances(Runtime& runtime, int intra_op_threads) {
+  SessionConfig session_config = source_.config.ToSessionConfig();
   if (session_config.intra_op_threads == 0) session_config.intra_op_threads = intra_op_threads;
-  for (int i = 0; i < config.instances; ++i) {
+  for (int i = 0; i < source_.config.instances; ++i) {
     ORTKIT_ASSIGN_OR_RETURN(auto session, Session::Create(runtime, source_.path, session_config));
     instances_.push_back(std::move(session));
   }
+  return OkStatus();
+}
+
+Status ServedModel::DescribeTensors() {
   Session& first = *instances_.front();
   ORTKIT_ASSIGN_OR_RETURN(inputs_, DescribeInputs(first));
   ORTKIT_ASSIGN_OR_RETURN(outputs_, DescribeOutputs(first));
   for (const auto* list : {&inputs_, &outputs_}) {
-    for (const auto& spec : *list) {
-      if (!spec.is_tensor || spec.type == DataType::kString || FindDataType(spec.type) == nullptr) {
-        return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("'{}' is {}: the server handles numeric and boolean tensors only", spec.name,
-                                     spec.is_tensor ? spec.Describe() : std::string("not a tensor")));
-      }
-    }
+    for (const auto& spec : *list) ORTKIT_RETURN_IF_ERROR(CheckServable(spec));
   }
   for (const auto& s : inputs_) input_names_.push_back(s.name.c_str());
   for (const auto& s : outputs_) output_names_.push_back(s.name.c_str());
@@ -121,72 +253,43 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
   metadata_.name = source_.name;
   for (const auto& s : inputs_) metadata_.inputs.push_back({s.name, s.type, ProtocolShape(s)});
   for (const auto& s : outputs_) metadata_.outputs.push_back({s.name, s.type, ProtocolShape(s)});
+  return OkStatus();
+}
 
-  std::map<std::string, ValueHint> hints;
-  {
-    ModelLoad load = LoadModelFile(source_.path);
-    if (load.model) hints = AnalyzeInputValues(*load.model->proto);
-  }
-
-  // Batching needs every input and output to carry rows along a dynamic axis 0.
-  std::string not_batchable;
-  for (const auto* list : {&inputs_, &outputs_}) {
-    for (const auto& spec : *list) {
-      if (not_batchable.empty() && (spec.dims.empty() || spec.dims[0].fixed())) {
-        not_batchable = fmt::format("'{}' is {} (no dynamic first dimension)", spec.name, spec.Describe());
-      }
-    }
+Status ServedModel::DecideBatching(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes) {
+  std::string not_batchable = MissingRowAxis(inputs_, outputs_);
+  if (not_batchable.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(not_batchable, TwoRowsRefusal(*instances_.front(), inputs_, hints));
   }
   batchable_ = not_batchable.empty();
-  if (batchable_) {
-    InputPlan two;
-    for (const auto& in : inputs_) {
-      if (!in.dims[0].symbol.empty()) two.dims[in.dims[0].symbol] = 2;
-    }
-    for (const auto& in : inputs_) {
-      if (!in.dims[0].symbol.empty()) continue;
-      auto shape = ResolveShape(in, two);  // an unnamed first dimension: give the whole shape
-      if (shape.ok()) {
-        (*shape)[0] = 2;
-        two.shapes[in.name] = *shape;
-      }
-    }
-    auto synthetic = SynthesizeInputs(inputs_, hints, two);
-    if (!synthetic.ok())
-      return MakeError(synthetic.error().kind, "making inputs of 2 rows: " + synthetic.error().message);
-    auto result = RunSession(first, RunRequest{*synthetic, {}});
-    if (!result.ok()) {
-      not_batchable = "running 2 rows failed: " + result.error().message;
-    } else {
-      for (const auto& out : *result) {
-        if (not_batchable.empty() && (out.tensor.shape().empty() || out.tensor.shape()[0] != 2)) {
-          not_batchable = fmt::format("output '{}' is {} for inputs of 2 rows", out.name, out.tensor.Describe());
-        }
-      }
-    }
-    batchable_ = not_batchable.empty();
-  }
-  if (!batchable_ && config.batching.EffectiveMaxBatchSize() > 0) {
+  BatchingConfig& batching = source_.config.batching;
+  if (!batchable_ && batching.EffectiveMaxBatchSize() > 0) {
     notes->push_back(fmt::format("model '{}': batching off: {}", source_.name, not_batchable));
-    config.batching.enabled = false;
+    batching.enabled = false;
   }
+  return OkStatus();
+}
 
-  if (config.bucketing.enabled) {
-    if (!batchable_ || config.batching.EffectiveMaxBatchSize() == 0) {
-      notes->push_back(fmt::format(
-          "model '{}': bucketing off: it only helps requests share a batch, and batching is off", source_.name));
-      config.bucketing.enabled = false;
-    } else {
-      ORTKIT_ASSIGN_OR_RETURN(bucket_plan_, PlanBucketing(config.bucketing, inputs_, outputs_));
-      ORTKIT_RETURN_IF_ERROR(VerifyPaddingInvariance(first, inputs_, outputs_, hints, &bucket_plan_));
-      config.bucketing.mask_input = bucket_plan_.mask_input;
-      bucketing_ = true;
-    }
+Status ServedModel::DecideBucketing(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes) {
+  ModelConfig& config = source_.config;
+  if (!config.bucketing.enabled) return OkStatus();
+  if (!batchable_ || config.batching.EffectiveMaxBatchSize() == 0) {
+    notes->push_back(fmt::format("model '{}': bucketing off: it only helps requests share a batch, and batching is off",
+                                 source_.name));
+    config.bucketing.enabled = false;
+    return OkStatus();
   }
+  ORTKIT_ASSIGN_OR_RETURN(bucket_plan_, PlanBucketing(config.bucketing, inputs_, outputs_));
+  ORTKIT_RETURN_IF_ERROR(VerifyPaddingInvariance(*instances_.front(), inputs_, outputs_, hints, &bucket_plan_));
+  config.bucketing.mask_input = bucket_plan_.mask_input;
+  bucketing_ = true;
+  return OkStatus();
+}
 
-  // Warm-up: every instance on every configured shape, so that first requests do not pay for
-  // allocations and kernel selection.
-  for (const auto& plan : WarmupPlans(config.warmup)) {
+// Every instance on every configured shape, so that first requests do not pay for allocations and
+// kernel selection.
+Status ServedModel::WarmUp(const std::map<std::string, ValueHint>& hints) {
+  for (const auto& plan : WarmupPlans(source_.config.warmup)) {
     auto synthetic = SynthesizeInputs(inputs_, hints, plan);
     if (!synthetic.ok()) return MakeError(synthetic.error().kind, "warm-up inputs: " + synthetic.error().message);
     for (auto& instance : instances_) {
@@ -194,127 +297,135 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
       if (!result.ok()) return MakeError(result.error().kind, "warm-up run: " + result.error().message);
     }
   }
+  return OkStatus();
+}
 
+void ServedModel::StartWorkers() {
+  const BatchingConfig& batching = source_.config.batching;
   BatchPolicy policy;
-  policy.max_batch_size = batchable_ ? config.batching.EffectiveMaxBatchSize() : 0;
-  policy.max_queue_delay = std::chrono::microseconds(config.batching.max_queue_delay_us);
-  policy.preferred_batch_sizes = config.batching.preferred_batch_sizes;
-  queue_ = std::make_unique<Queue>(policy, config.batching.max_queue_size, static_cast<int>(instances_.size()));
+  policy.max_batch_size = batchable_ ? batching.EffectiveMaxBatchSize() : 0;
+  policy.max_queue_delay = std::chrono::microseconds(batching.max_queue_delay_us);
+  policy.preferred_batch_sizes = batching.preferred_batch_sizes;
+  queue_ = std::make_unique<Queue>(policy, batching.max_queue_size, static_cast<int>(instances_.size()));
   for (std::size_t i = 0; i < instances_.size(); ++i) {
     workers_.emplace_back([this, i] {
       NameThisThread(fmt::format("ortkit-{}-{}", i, source_.name));
       Work();
     });
   }
-  ready_ = true;
-  return OkStatus();
 }
 
 Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) const {
-  auto invalid = [](std::string message) { return MakeError(ErrorKind::kInvalidArgument, std::move(message)); };
+  ORTKIT_RETURN_IF_ERROR(MatchInputs(request, p));
+  ORTKIT_RETURN_IF_ERROR(CheckSymbolSizes(*p));
+  if (batchable_) ORTKIT_RETURN_IF_ERROR(CountRows(p));
+  ORTKIT_RETURN_IF_ERROR(MatchOutputs(request, p));
+  ORTKIT_RETURN_IF_ERROR(CheckScheduling(request));
+  PlanBatchShapes(p);
+  return OkStatus();
+}
+
+Status ServedModel::MatchInputs(const InferRequest& request, PendingRequest* p) const {
   p->inputs.assign(inputs_.size(), nullptr);
   for (const auto& in : request.inputs) {
     auto it = std::find_if(inputs_.begin(), inputs_.end(), [&](const TensorSpec& s) { return s.name == in.name; });
     if (it == inputs_.end()) {
-      std::vector<std::string> names;
-      for (const auto& s : inputs_) names.push_back(s.name);
-      return invalid(fmt::format("model '{}' has no input named '{}'; its inputs are: {}", source_.name, in.name,
-                                 fmt::join(names, ", ")));
+      return Invalid(fmt::format("model '{}' has no input named '{}'; its inputs are: {}", source_.name, in.name,
+                                 NamesOf(inputs_)));
     }
     const std::size_t index = it - inputs_.begin();
-    if (p->inputs[index] != nullptr) return invalid(fmt::format("input '{}' is given twice", in.name));
-    if (in.tensor.type() != it->type) {
-      return invalid(fmt::format("input '{}' has datatype {} but the model expects {}", in.name,
-                                 TypeName(in.tensor.type()), TypeName(it->type)));
-    }
-    const auto& shape = in.tensor.shape();
-    if (shape.size() != it->dims.size()) {
-      return invalid(fmt::format("input '{}' has shape {} (rank {}) but the model expects rank {} ({})", in.name,
-                                 ShapeToString(shape), shape.size(), it->dims.size(),
-                                 ShapeToString(ProtocolShape(*it))));
-    }
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (it->dims[d].fixed() && it->dims[d].value != shape[d]) {
-        return invalid(fmt::format("input '{}' has shape {} but the model expects {} (dimension {} must be {})",
-                                   in.name, ShapeToString(shape), ShapeToString(ProtocolShape(*it)), d,
-                                   it->dims[d].value));
-      }
-    }
+    if (p->inputs[index] != nullptr) return Invalid(fmt::format("input '{}' is given twice", in.name));
+    ORTKIT_RETURN_IF_ERROR(CheckInputFits(in, *it));
     p->inputs[index] = &in.tensor;
   }
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     if (p->inputs[i] == nullptr) {
-      return invalid(fmt::format("input '{}' ({} {}) is missing", inputs_[i].name, TypeName(inputs_[i].type),
+      return Invalid(fmt::format("input '{}' ({} {}) is missing", inputs_[i].name, TypeName(inputs_[i].type),
                                  ShapeToString(ProtocolShape(inputs_[i]))));
     }
   }
+  return OkStatus();
+}
+
+Status ServedModel::CheckSymbolSizes(const PendingRequest& p) const {
   for (const auto& uses : symbol_uses_) {  // every input is present and of the model's rank by now
     const DimUse& first = uses.front();
-    const std::int64_t size = p->inputs[first.input]->shape()[first.axis];
+    const std::int64_t size = p.inputs[first.input]->shape()[first.axis];
     for (const DimUse& use : uses) {
-      const std::int64_t other = p->inputs[use.input]->shape()[use.axis];
+      const std::int64_t other = p.inputs[use.input]->shape()[use.axis];
       if (other != size) {
-        return invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'",
+        return Invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'",
                                    inputs_[first.input].dims[first.axis].symbol, size, inputs_[first.input].name, other,
                                    inputs_[use.input].name));
       }
     }
   }
-  if (batchable_) {
-    p->rows = p->inputs[0]->shape()[0];
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      if (p->inputs[i]->shape()[0] != p->rows) {
-        return invalid(fmt::format("input '{}' has {} rows (first dimension) but input '{}' has {}", inputs_[i].name,
-                                   p->inputs[i]->shape()[0], inputs_[0].name, p->rows));
-      }
+  return OkStatus();
+}
+
+Status ServedModel::CountRows(PendingRequest* p) const {
+  p->rows = p->inputs[0]->shape()[0];
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    if (p->inputs[i]->shape()[0] != p->rows) {
+      return Invalid(fmt::format("input '{}' has {} rows (first dimension) but input '{}' has {}", inputs_[i].name,
+                                 p->inputs[i]->shape()[0], inputs_[0].name, p->rows));
     }
-    if (p->rows < 1)
-      return invalid(
-          fmt::format("input '{}' has no rows (shape {})", inputs_[0].name, ShapeToString(p->inputs[0]->shape())));
   }
+  if (p->rows < 1) {
+    return Invalid(
+        fmt::format("input '{}' has no rows (shape {})", inputs_[0].name, ShapeToString(p->inputs[0]->shape())));
+  }
+  return OkStatus();
+}
+
+Status ServedModel::MatchOutputs(const InferRequest& request, PendingRequest* p) const {
   p->wanted.reserve(request.outputs.empty() ? outputs_.size() : request.outputs.size());
   for (const auto& name : request.outputs) {
     auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const TensorSpec& s) { return s.name == name; });
     if (it == outputs_.end()) {
-      std::vector<std::string> names;
-      for (const auto& s : outputs_) names.push_back(s.name);
-      return invalid(fmt::format("model '{}' has no output named '{}'; its outputs are: {}", source_.name, name,
-                                 fmt::join(names, ", ")));
+      return Invalid(fmt::format("model '{}' has no output named '{}'; its outputs are: {}", source_.name, name,
+                                 NamesOf(outputs_)));
     }
     p->wanted.push_back(it - outputs_.begin());
   }
   if (request.outputs.empty()) {
     for (std::size_t o = 0; o < outputs_.size(); ++o) p->wanted.push_back(o);
   }
+  return OkStatus();
+}
+
+Status ServedModel::CheckScheduling(const InferRequest& request) const {
   const int levels = source_.config.batching.priority_levels;
   if (request.priority < 0 || request.priority > levels) {
-    return invalid(
+    return Invalid(
         fmt::format("priority {} is out of range: model '{}' has priority levels 1 (most urgent) to {}, "
                     "0 meaning the lowest",
                     request.priority, source_.name, levels));
   }
   if (request.timeout_us < 0) {
-    return invalid(
+    return Invalid(
         fmt::format("timeout {} is negative: give the queue deadline in microseconds, or 0 for the "
                     "model's own (batching.timeout_us)",
                     request.timeout_us));
   }
+  return OkStatus();
+}
+
+void ServedModel::PlanBatchShapes(PendingRequest* p) const {
   p->batch_inner.reserve(inputs_.size());
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const auto& shape = p->inputs[i]->shape();
     p->batch_inner.emplace_back(shape.begin() + (shape.empty() ? 0 : 1), shape.end());
   }
-  if (bucketing_) {
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const int axis = bucket_plan_.input_axis[i];
-      if (axis < 0) continue;
-      p->length = p->inputs[i]->shape()[axis];
-      const std::int64_t padded = bucket_plan_.config.BucketFor(p->length);
-      p->padded = p->padded || padded != p->length;
-      p->batch_inner[i][axis - 1] = padded;
-    }
+  if (!bucketing_) return;
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const int axis = bucket_plan_.input_axis[i];
+    if (axis < 0) continue;
+    p->length = p->inputs[i]->shape()[axis];
+    const std::int64_t padded = bucket_plan_.config.BucketFor(p->length);
+    p->padded = p->padded || padded != p->length;
+    p->batch_inner[i][axis - 1] = padded;
   }
-  return OkStatus();
 }
 
 void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch dispatch) {
@@ -392,148 +503,155 @@ void ServedModel::Execute(Queue::Batch& batch) {
   batch.slices.clear();
 }
 
+// Requests taken whole are answered from the runtime's own outputs, without a copy: their views
+// share the outputs until the last answer is written. Always for a batch of one whole request (no
+// other request's bytes are pinned); for a batch of several only while its outputs are small, so
+// that a slow client pins at most kViewBatchBytes; larger batches copy each request's rows out.
 void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) {
   const TimePoint start = Clock::now();
-  std::int64_t total_rows = 0;
-  bool padded = false;  // some request is shorter than the bucket: the batch must start zeroed
+  const BatchRows rows = TakeRows(slices, start);
+  Result<InPlaceOutputs> ran = RunRows(session, slices, rows);
+  metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
+  metrics_.inference_count.fetch_add(static_cast<std::uint64_t>(rows.total), std::memory_order_relaxed);
+  metrics_.compute_us.Observe(MicrosSince(start, Clock::now()));
+  Result<BatchOutputs> outputs = ran.ok() ? CollectOutputs(std::move(ran).value(), rows) : ran.error();
+  if (!outputs.ok()) {
+    for (auto& s : slices) Fail(*s.payload, outputs.error());
+    return;
+  }
+  std::int64_t row = 0;  // each slice's first row in the batch
   for (auto& s : slices) {
-    total_rows += s.rows;
-    padded = padded || s.payload->padded;
+    AnswerSlice(s, row, *outputs);
+    row += s.rows;
+  }
+}
+
+BatchRows ServedModel::TakeRows(const std::vector<Queue::Slice>& slices, TimePoint start) {
+  BatchRows rows;
+  for (const auto& s : slices) {
+    rows.total += s.rows;
+    rows.padded = rows.padded || s.payload->padded;
     if (!s.payload->started.exchange(true)) metrics_.queue_us.Observe(MicrosSince(s.payload->enqueued, start));
   }
   const PendingRequest& first = *slices.front().payload;
-  // One request taken whole and unpadded runs on its own tensors: no copy.
-  const bool direct = slices.size() == 1 && slices.front().rows == first.rows && !first.padded;
-  std::vector<Tensor> batched;
-  batched.reserve(inputs_.size());  // `sources` points into it
-  std::vector<const Tensor*> sources;
-  std::optional<Error> error;
-  for (std::size_t i = 0; i < inputs_.size() && !error; ++i) {
-    const Tensor* source = first.inputs[i];
-    if (!direct) {
-      std::vector<std::int64_t> shape{total_rows};
-      shape.insert(shape.end(), first.batch_inner[i].begin(), first.batch_inner[i].end());
-      auto tensor = padded ? Tensor::Zeros(source->type(), shape) : Tensor::Allocate(source->type(), shape);
-      if (!tensor.ok()) {
-        error = MakeError(ErrorKind::kInternal,
-                          fmt::format("model '{}': assembling the batch: {}", source_.name, tensor.error().message));
-        break;
-      }
-      const std::size_t element = FindDataType(source->type())->size;
-      std::int64_t row = 0;
-      for (const auto& s : slices) {
-        const Tensor& t = *s.payload->inputs[i];
-        CopyRows(t.data(), t.shape(), s.row_begin, tensor->data(), tensor->shape(), row, s.rows, element);
-        row += s.rows;
-      }
-      batched.push_back(std::move(tensor).value());
-      source = &batched.back();
-    }
-    sources.push_back(source);
-  }
-  InPlaceOutputs outputs;
-  if (!error) {
-    auto ran = RunInPlace(session, input_names_, sources, output_names_);
-    if (ran.ok()) {
-      outputs = std::move(ran).value();
-    } else {
-      error = MakeError(ErrorKind::kRuntime,
-                        fmt::format("model '{}' failed to run: {}", source_.name, ran.error().message));
-    }
-  }
-  const TimePoint finish = Clock::now();
-  metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
-  metrics_.inference_count.fetch_add(static_cast<std::uint64_t>(total_rows), std::memory_order_relaxed);
-  metrics_.compute_us.Observe(MicrosSince(start, finish));
+  rows.direct = slices.size() == 1 && slices.front().rows == first.rows && !first.padded;
+  return rows;
+}
 
-  std::vector<std::vector<std::int64_t>> shapes;
-  if (!error) {
-    for (std::size_t o = 0; o < outputs.size() && !error; ++o) {
-      shapes.push_back(outputs.Shape(o));
-      if (batchable_ && (shapes.back().empty() || shapes.back()[0] != total_rows)) {
-        error = MakeError(ErrorKind::kRuntime, fmt::format("output '{}' has shape {} for a batch of {} rows",
-                                                           outputs_[o].name, ShapeToString(shapes.back()), total_rows));
-      }
-    }
+Result<InPlaceOutputs> ServedModel::RunRows(Session& session, const std::vector<Queue::Slice>& slices,
+                                            const BatchRows& rows) const {
+  BatchInputs inputs;
+  ORTKIT_RETURN_IF_ERROR(AssembleInputs(slices, rows, &inputs));
+  auto ran = RunInPlace(session, input_names_, inputs.sources, output_names_);
+  if (!ran.ok()) {
+    return MakeError(ErrorKind::kRuntime,
+                     fmt::format("model '{}' failed to run: {}", source_.name, ran.error().message));
   }
-  // Requests taken whole are answered from the runtime's own outputs, without a copy: their views
-  // share `results` until the last answer is written. Always for a batch of one whole request (no
-  // other request's bytes are pinned); for a batch of several only while its outputs are small, so
-  // that a slow client pins at most kViewBatchBytes; larger batches copy each request's rows out.
-  bool views = direct;
-  if (!error && !direct && batchable_) {
-    std::size_t bytes = 0;
-    for (std::size_t o = 0; o < shapes.size() && bytes <= kViewBatchBytes; ++o) {
-      auto count = ElementCountOf(shapes[o]);
-      bytes +=
-          count.ok() ? static_cast<std::size_t>(*count) * FindDataType(outputs_[o].type)->size : kViewBatchBytes + 1;
-    }
-    views = bytes <= kViewBatchBytes;
-  }
-  const auto results = std::make_shared<InPlaceOutputs>(std::move(outputs));
-  std::int64_t row = 0;
-  for (auto& s : slices) {
-    PendingRequest& p = *s.payload;
-    const std::int64_t at = row;  // this slice's first row in the batch
-    row += s.rows;
-    if (error) {
-      Fail(p, *error);
+  return ran;
+}
+
+Status ServedModel::AssembleInputs(const std::vector<Queue::Slice>& slices, const BatchRows& rows,
+                                   BatchInputs* inputs) const {
+  const PendingRequest& first = *slices.front().payload;
+  inputs->batched.reserve(inputs_.size());
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const Tensor* source = first.inputs[i];
+    if (rows.direct) {
+      inputs->sources.push_back(source);
       continue;
     }
-    bool complete = false;
-    std::optional<Error> copy_error;
-    {
-      std::lock_guard lock(p.mutex);
-      if (p.answered) continue;
-      if (p.outputs.empty()) {
-        const bool whole = s.row_begin == 0 && s.rows == p.rows;
-        for (std::size_t o : p.wanted) {
-          std::vector<std::int64_t> shape = shapes[o];
-          if (batchable_) shape[0] = p.rows;
-          if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
-            shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
-          }
-          // A view needs the request's rows to be one contiguous run of the output: not cut back to a length.
-          const bool view = views && whole && outputs_[o].type != DataType::kString &&
-                            std::equal(shape.begin() + (batchable_ ? 1 : 0), shape.end(),
-                                       shapes[o].begin() + (batchable_ ? 1 : 0), shapes[o].end());
-          auto tensor = view ? Tensor::View(outputs_[o].type, shape,
-                                            std::shared_ptr<std::byte>(
-                                                results, RowsOf(results->Data(o), shapes[o], outputs_[o].type, at)))
-                             : Tensor::Allocate(outputs_[o].type, shape);
-          if (!tensor.ok()) {
-            copy_error = tensor.error();
-            break;
-          }
-          p.outputs.push_back({outputs_[o].name, std::move(tensor).value()});
-        }
-      }
-      if (!copy_error) {
-        for (std::size_t k = 0; k < p.wanted.size(); ++k) {
-          const std::size_t o = p.wanted[k];
-          Tensor& dst = p.outputs[k].tensor;
-          if (dst.is_view()) continue;  // made above, of this slice's rows: a view is only of a whole request
-          const std::byte* src = results->Data(o);
-          if (batchable_) {
-            CopyRows(src, shapes[o], at, dst.data(), dst.shape(), s.row_begin, s.rows, FindDataType(dst.type())->size);
-          } else {
-            std::memcpy(dst.data(), src, dst.byte_size());
-          }
-        }
-        p.rows_done += s.rows;
-        complete = p.rows_done == p.rows;
-        if (complete) p.answered = true;
-      }
+    std::vector<std::int64_t> shape{rows.total};
+    shape.insert(shape.end(), first.batch_inner[i].begin(), first.batch_inner[i].end());
+    auto tensor = rows.padded ? Tensor::Zeros(source->type(), shape) : Tensor::Allocate(source->type(), shape);
+    if (!tensor.ok()) {
+      return MakeError(ErrorKind::kInternal,
+                       fmt::format("model '{}': assembling the batch: {}", source_.name, tensor.error().message));
     }
-    if (copy_error) {
-      Fail(p, *copy_error);
-    } else if (complete) {
-      metrics_.request_success.fetch_add(1, std::memory_order_relaxed);
-      metrics_.request_us.Observe(MicrosSince(p.enqueued, Clock::now()));
-      InferResponse response{source_.name, "1", p.request.id, std::move(p.outputs)};
-      p.done(std::move(response));
+    const std::size_t element = FindDataType(source->type())->size;
+    std::int64_t row = 0;
+    for (const auto& s : slices) {
+      const Tensor& t = *s.payload->inputs[i];
+      CopyRows(t.data(), t.shape(), s.row_begin, tensor->data(), tensor->shape(), row, s.rows, element);
+      row += s.rows;
+    }
+    inputs->batched.push_back(std::move(tensor).value());
+    inputs->sources.push_back(&inputs->batched.back());
+  }
+  return OkStatus();
+}
+
+Result<BatchOutputs> ServedModel::CollectOutputs(InPlaceOutputs outputs, const BatchRows& rows) const {
+  BatchOutputs batch;
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    batch.shapes.push_back(outputs.Shape(o));
+    if (batchable_ && (batch.shapes.back().empty() || batch.shapes.back()[0] != rows.total)) {
+      return MakeError(ErrorKind::kRuntime,
+                       fmt::format("output '{}' has shape {} for a batch of {} rows", outputs_[o].name,
+                                   ShapeToString(batch.shapes.back()), rows.total));
     }
   }
+  batch.views = rows.direct || (batchable_ && SmallEnoughToView(batch.shapes, outputs_));
+  batch.results = std::make_shared<InPlaceOutputs>(std::move(outputs));
+  return batch;
+}
+
+void ServedModel::AnswerSlice(const Queue::Slice& slice, std::int64_t at, const BatchOutputs& batch) {
+  PendingRequest& p = *slice.payload;
+  Result<bool> complete = WriteSlice(p, slice, at, batch);
+  if (!complete.ok()) return Fail(p, complete.error());
+  if (!*complete) return;
+  metrics_.request_success.fetch_add(1, std::memory_order_relaxed);
+  metrics_.request_us.Observe(MicrosSince(p.enqueued, Clock::now()));
+  InferResponse response{source_.name, "1", p.request.id, std::move(p.outputs)};
+  p.done(std::move(response));
+}
+
+Result<bool> ServedModel::WriteSlice(PendingRequest& p, const Queue::Slice& slice, std::int64_t at,
+                                     const BatchOutputs& batch) const {
+  std::lock_guard lock(p.mutex);
+  if (p.answered) return false;
+  if (p.outputs.empty()) ORTKIT_RETURN_IF_ERROR(AllocateAnswer(p, slice, at, batch));
+  for (std::size_t k = 0; k < p.wanted.size(); ++k) {
+    const std::size_t o = p.wanted[k];
+    Tensor& dst = p.outputs[k].tensor;
+    if (dst.is_view()) continue;  // made by AllocateAnswer, of this slice's rows: a view is only of a whole request
+    const std::byte* src = batch.results->Data(o);
+    if (batchable_) {
+      CopyRows(src, batch.shapes[o], at, dst.data(), dst.shape(), slice.row_begin, slice.rows,
+               FindDataType(dst.type())->size);
+    } else {
+      std::memcpy(dst.data(), src, dst.byte_size());
+    }
+  }
+  p.rows_done += slice.rows;
+  if (p.rows_done != p.rows) return false;
+  p.answered = true;
+  return true;
+}
+
+Status ServedModel::AllocateAnswer(PendingRequest& p, const Queue::Slice& slice, std::int64_t at,
+                                   const BatchOutputs& batch) const {
+  const bool whole = slice.row_begin == 0 && slice.rows == p.rows;
+  const std::size_t inner = batchable_ ? 1 : 0;  // the first axis below the rows
+  for (std::size_t o : p.wanted) {
+    const std::vector<std::int64_t>& batch_shape = batch.shapes[o];
+    std::vector<std::int64_t> shape = batch_shape;
+    if (batchable_) shape[0] = p.rows;
+    if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
+      shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
+    }
+    // A view needs the request's rows to be one contiguous run of the output: not cut back to a length.
+    const bool view = batch.views && whole && outputs_[o].type != DataType::kString &&
+                      std::equal(shape.begin() + inner, shape.end(), batch_shape.begin() + inner, batch_shape.end());
+    auto tensor =
+        view ? Tensor::View(outputs_[o].type, shape,
+                            std::shared_ptr<std::byte>(
+                                batch.results, RowsOf(batch.results->Data(o), batch_shape, outputs_[o].type, at)))
+             : Tensor::Allocate(outputs_[o].type, shape);
+    if (!tensor.ok()) return tensor.error();
+    p.outputs.push_back({outputs_[o].name, std::move(tensor).value()});
+  }
+  return OkStatus();
 }
 
 void ServedModel::Stop() {

@@ -6,11 +6,13 @@
 // its metrics. Used by InferenceCore only.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "ortkit/runtime/repeated_run.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/serve/bucketing.h"
 #include "ortkit/serve/inference_core.h"
@@ -20,6 +22,9 @@
 namespace ortkit::serve {
 
 struct PendingRequest;
+struct BatchRows;
+struct BatchInputs;
+struct BatchOutputs;
 
 class ServedModel {
  public:
@@ -50,10 +55,40 @@ class ServedModel {
  private:
   using Queue = BatchQueue<std::shared_ptr<PendingRequest>>;
 
+  // Load's steps, in order.
+  Status CreateInstances(Runtime& runtime, int intra_op_threads);
+  Status DescribeTensors();  // inputs_, outputs_, their names, symbol_uses_ and metadata_
+  Status DecideBatching(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes);
+  Status DecideBucketing(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes);
+  Status WarmUp(const std::map<std::string, ValueHint>& hints);
+  void StartWorkers();
+
+  // Validate's steps, in order: each fills in more of `pending` from the request.
   Status Validate(const InferRequest& request, PendingRequest* pending) const;
+  Status MatchInputs(const InferRequest& request, PendingRequest* pending) const;
+  Status CheckSymbolSizes(const PendingRequest& pending) const;
+  Status CountRows(PendingRequest* pending) const;  // batchable models only
+  Status MatchOutputs(const InferRequest& request, PendingRequest* pending) const;
+  Status CheckScheduling(const InferRequest& request) const;  // priority and timeout
+  void PlanBatchShapes(PendingRequest* pending) const;
+
   void Work();
   void Execute(Queue::Batch& batch);  // expired requests and the batch's rows on its instance
+
+  // RunBatch's steps: the rows run as one, then each slice's rows are answered from the outputs.
   void RunBatch(Session& session, std::vector<Queue::Slice>& slices);
+  BatchRows TakeRows(const std::vector<Queue::Slice>& slices, TimePoint start);
+  Result<InPlaceOutputs> RunRows(Session& session, const std::vector<Queue::Slice>& slices,
+                                 const BatchRows& rows) const;
+  Status AssembleInputs(const std::vector<Queue::Slice>& slices, const BatchRows& rows, BatchInputs* inputs) const;
+  Result<BatchOutputs> CollectOutputs(InPlaceOutputs outputs, const BatchRows& rows) const;
+  void AnswerSlice(const Queue::Slice& slice, std::int64_t at, const BatchOutputs& batch);
+  // Under the request's lock: its outputs get the slice's rows; true once every row is in (the
+  // caller answers), false while rows are missing or when it was answered already.
+  Result<bool> WriteSlice(PendingRequest& pending, const Queue::Slice& slice, std::int64_t at,
+                          const BatchOutputs& batch) const;
+  Status AllocateAnswer(PendingRequest& pending, const Queue::Slice& slice, std::int64_t at,
+                        const BatchOutputs& batch) const;  // views of `batch` where they can be
   void Fail(PendingRequest& pending, const Error& error);
 
   ModelSource source_;

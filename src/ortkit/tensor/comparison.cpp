@@ -49,6 +49,128 @@ Status ToleranceRules::Validate() const {
   return OkStatus();
 }
 
+namespace {
+
+// The first differing string is the worst: strings have no distance.
+void CompareStrings(const Tensor& expected, const Tensor& actual, OutputComparison& c) {
+  c.strings = true;
+  for (std::int64_t i = 0; i < c.elements; ++i) {
+    if (expected.strings()[i] != actual.strings()[i]) {
+      if (c.mismatches++ == 0) c.worst_index = i;
+    }
+  }
+  if (c.worst_index >= 0) {
+    c.worst_expected_string = expected.strings()[c.worst_index];
+    c.worst_actual_string = actual.strings()[c.worst_index];
+  }
+}
+
+// Whether element (e, a) lies outside `tolerance`; counts NaN/Inf disagreements and accumulates the
+// finite errors into `c`. `abs_error` is the finite error, 0 for NaN/Inf elements.
+bool ElementMismatches(double e, double a, const Tolerance& tolerance, OutputComparison& c, double& abs_error) {
+  abs_error = 0;
+  if (std::isnan(e) || std::isnan(a)) {
+    if (std::isnan(e) == std::isnan(a)) {
+      ++c.nan_both;
+      return false;
+    }
+    (std::isnan(a) ? c.nan_only_actual : c.nan_only_expected)++;
+    return true;
+  }
+  if (std::isinf(e) || std::isinf(a)) {
+    if (e == a) return false;
+    ++c.inf_mismatch;
+    return true;
+  }
+  abs_error = std::fabs(a - e);
+  c.max_abs_error = std::max(c.max_abs_error, abs_error);
+  if (e != 0)
+    c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(e));
+  else if (abs_error > 0)
+    c.max_rel_error = std::max(c.max_rel_error, abs_error / std::max(tolerance.atol, 1e-300));
+  return abs_error > tolerance.atol + tolerance.rtol * std::fabs(e);
+}
+
+// Where the error is largest when no element mismatches, for information.
+std::int64_t LargestErrorIndex(const Tensor& expected, const Tensor& actual, std::int64_t elements) {
+  std::int64_t index = -1;
+  double largest = -1;
+  for (std::int64_t i = 0; i < elements; ++i) {
+    const double err = std::fabs(actual.AsDouble(i) - expected.AsDouble(i));
+    if (std::isfinite(err) && err > largest) {
+      largest = err;
+      index = i;
+    }
+  }
+  return index;
+}
+
+// `tolerance` arrives unscaled; a scaled atol is multiplied by the largest finite |expected| first.
+void CompareNumbers(const Tensor& expected, const Tensor& actual, Tolerance tolerance, OutputComparison& c) {
+  if (tolerance.scaled) {
+    for (std::int64_t i = 0; i < c.elements; ++i) {
+      const double e = std::fabs(expected.AsDouble(i));
+      if (std::isfinite(e)) c.atol_scale = std::max(c.atol_scale, e);
+    }
+    tolerance.atol *= c.atol_scale;
+  }
+  double sum_abs = 0;
+  double worst_excess = -1;
+  for (std::int64_t i = 0; i < c.elements; ++i) {
+    const double e = expected.AsDouble(i);
+    double abs_error = 0;
+    const bool bad = ElementMismatches(e, actual.AsDouble(i), tolerance, c, abs_error);
+    sum_abs += abs_error;
+    if (!bad) continue;
+    ++c.mismatches;
+    // Worst: NaN/Inf disagreements first, then the largest excess over the tolerance.
+    const double excess = std::isfinite(abs_error) && abs_error > 0
+                              ? abs_error - (tolerance.atol + tolerance.rtol * std::fabs(e))
+                              : HUGE_VAL;
+    if (excess > worst_excess) {
+      worst_excess = excess;
+      c.worst_index = i;
+    }
+  }
+  const std::int64_t finite = c.elements - c.nan_only_actual - c.nan_only_expected - c.inf_mismatch - c.nan_both;
+  c.mean_abs_error = finite > 0 ? sum_abs / static_cast<double>(finite) : 0;
+  if (c.worst_index < 0 && c.elements > 0) c.worst_index = LargestErrorIndex(expected, actual, c.elements);
+  if (c.worst_index >= 0) {
+    c.worst_expected = expected.AsDouble(c.worst_index);
+    c.worst_actual = actual.AsDouble(c.worst_index);
+  }
+}
+
+std::vector<std::int64_t> MultiIndex(std::int64_t flat, const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> position(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 0) {
+      position[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+  }
+  return position;
+}
+
+// The sentence for a failed comparison of equal types and shapes.
+std::string DescribeMismatches(const OutputComparison& c) {
+  if (c.strings) return fmt::format("{} of {} strings differ", c.mismatches, c.elements);
+  const double atol = c.EffectiveAtol();
+  const std::string atol_text = c.atol_scale > 1 ? fmt::format("{:g} ({:g} × the output's largest |value| {:.4g})",
+                                                               atol, c.tolerance.atol, c.atol_scale)
+                                                 : fmt::format("{:g}", atol);
+  std::string problem = fmt::format(
+      "{} of {} elements ({:.3g}%) exceed atol {} + rtol {:g} × |expected|", c.mismatches, c.elements,
+      100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)), atol_text,
+      c.tolerance.rtol);
+  if (c.nan_only_actual > 0) problem += fmt::format("; {} NaN only in the run", c.nan_only_actual);
+  if (c.nan_only_expected > 0) problem += fmt::format("; {} NaN only in the reference", c.nan_only_expected);
+  if (c.inf_mismatch > 0) problem += fmt::format("; {} infinities disagree", c.inf_mismatch);
+  return problem;
+}
+
+}  // namespace
+
 OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual,
                                 Tolerance tolerance) {
   OutputComparison c;
@@ -70,109 +192,13 @@ OutputComparison CompareTensors(const std::string& name, const Tensor& expected,
   }
   c.elements = expected.element_count();
   if (expected.is_string()) {
-    c.strings = true;
-    for (std::int64_t i = 0; i < c.elements; ++i) {
-      if (expected.strings()[i] != actual.strings()[i]) {
-        if (c.mismatches++ == 0) c.worst_index = i;
-      }
-    }
-    if (c.worst_index >= 0) {
-      c.worst_expected_string = expected.strings()[c.worst_index];
-      c.worst_actual_string = actual.strings()[c.worst_index];
-    }
+    CompareStrings(expected, actual, c);
   } else {
-    if (tolerance.scaled) {
-      for (std::int64_t i = 0; i < c.elements; ++i) {
-        const double e = std::fabs(expected.AsDouble(i));
-        if (std::isfinite(e)) c.atol_scale = std::max(c.atol_scale, e);
-      }
-      tolerance.atol *= c.atol_scale;
-    }
-    double sum_abs = 0;
-    double worst_excess = -1;
-    for (std::int64_t i = 0; i < c.elements; ++i) {
-      const double e = expected.AsDouble(i);
-      const double a = actual.AsDouble(i);
-      bool bad = false;
-      double abs_error = 0;
-      if (std::isnan(e) || std::isnan(a)) {
-        if (std::isnan(e) != std::isnan(a)) {
-          bad = true;
-          (std::isnan(a) ? c.nan_only_actual : c.nan_only_expected)++;
-        } else {
-          ++c.nan_both;
-        }
-      } else if (std::isinf(e) || std::isinf(a)) {
-        if (e != a) {
-          bad = true;
-          ++c.inf_mismatch;
-        }
-      } else {
-        abs_error = std::fabs(a - e);
-        sum_abs += abs_error;
-        c.max_abs_error = std::max(c.max_abs_error, abs_error);
-        if (e != 0)
-          c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(e));
-        else if (abs_error > 0)
-          c.max_rel_error = std::max(c.max_rel_error, abs_error / std::max(tolerance.atol, 1e-300));
-        bad = abs_error > tolerance.atol + tolerance.rtol * std::fabs(e);
-      }
-      if (bad) {
-        ++c.mismatches;
-        // Worst: NaN/Inf disagreements first, then the largest excess over the tolerance.
-        const double excess = std::isfinite(abs_error) && abs_error > 0
-                                  ? abs_error - (tolerance.atol + tolerance.rtol * std::fabs(e))
-                                  : HUGE_VAL;
-        if (excess > worst_excess) {
-          worst_excess = excess;
-          c.worst_index = i;
-        }
-      }
-    }
-    const std::int64_t finite = c.elements - c.nan_only_actual - c.nan_only_expected - c.inf_mismatch - c.nan_both;
-    c.mean_abs_error = finite > 0 ? sum_abs / static_cast<double>(finite) : 0;
-    if (c.worst_index < 0 && c.elements > 0) {
-      // No mismatch: report where the error is largest, for information.
-      double largest = -1;
-      for (std::int64_t i = 0; i < c.elements; ++i) {
-        const double err = std::fabs(actual.AsDouble(i) - expected.AsDouble(i));
-        if (std::isfinite(err) && err > largest) {
-          largest = err;
-          c.worst_index = i;
-        }
-      }
-    }
-    if (c.worst_index >= 0) {
-      c.worst_expected = expected.AsDouble(c.worst_index);
-      c.worst_actual = actual.AsDouble(c.worst_index);
-    }
+    CompareNumbers(expected, actual, tolerance, c);
   }
-  if (c.worst_index >= 0) {
-    std::int64_t rest = c.worst_index;
-    c.worst_position.assign(expected.shape().size(), 0);
-    for (std::size_t d = expected.shape().size(); d-- > 0;) {
-      const std::int64_t size = expected.shape()[d];
-      if (size > 0) {
-        c.worst_position[d] = rest % size;
-        rest /= size;
-      }
-    }
-  }
+  if (c.worst_index >= 0) c.worst_position = MultiIndex(c.worst_index, expected.shape());
   c.passed = c.mismatches == 0;
-  if (!c.passed && c.strings) {
-    c.problem = fmt::format("{} of {} strings differ", c.mismatches, c.elements);
-  } else if (!c.passed) {
-    const std::string atol_text = c.atol_scale > 1 ? fmt::format("{:g} ({:g} × the output's largest |value| {:.4g})",
-                                                                 tolerance.atol, c.tolerance.atol, c.atol_scale)
-                                                   : fmt::format("{:g}", tolerance.atol);
-    c.problem = fmt::format(
-        "{} of {} elements ({:.3g}%) exceed atol {} + rtol {:g} × |expected|", c.mismatches, c.elements,
-        100.0 * static_cast<double>(c.mismatches) / static_cast<double>(std::max<std::int64_t>(1, c.elements)),
-        atol_text, tolerance.rtol);
-    if (c.nan_only_actual > 0) c.problem += fmt::format("; {} NaN only in the run", c.nan_only_actual);
-    if (c.nan_only_expected > 0) c.problem += fmt::format("; {} NaN only in the reference", c.nan_only_expected);
-    if (c.inf_mismatch > 0) c.problem += fmt::format("; {} infinities disagree", c.inf_mismatch);
-  }
+  if (!c.passed) c.problem = DescribeMismatches(c);
   return c;
 }
 

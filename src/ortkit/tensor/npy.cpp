@@ -443,10 +443,14 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-}  // namespace
+// Where the header dict lies: after the magic, the version and the length field.
+struct NpyPrefix {
+  std::uint32_t header_length = 0;
+  std::uint64_t header_start = 0;
+};
 
-Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name,
-                             const HeaderCheck& check, std::string_view tensor_name) {
+// Reads and checks the magic, the version and the header length.
+Result<NpyPrefix> ReadNpyPrefix(const ByteReader& read, std::string_view name) {
   std::array<unsigned char, kPrefixBytes + 4> prefix{};
   auto* prefix_bytes = reinterpret_cast<std::byte*>(prefix.data());
   ORTKIT_ASSIGN_OR_RETURN(std::size_t got, ReadFully(read, prefix_bytes, kPrefixBytes));
@@ -477,54 +481,74 @@ Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, 
         ErrorKind::kInvalidArgument,
         fmt::format("{}: truncated: the file ends after {} bytes, inside the header length", name, kPrefixBytes + got));
   }
-  const std::uint32_t header_length = LittleEndianAt(prefix.data() + kPrefixBytes, length_bytes);
-  const std::uint64_t header_start = kPrefixBytes + static_cast<std::uint64_t>(length_bytes);
-  const std::uint64_t data_start = header_start + header_length;
-  if (header_length > kMaxNpyHeaderBytes) {
+  return NpyPrefix{LittleEndianAt(prefix.data() + kPrefixBytes, length_bytes),
+                   kPrefixBytes + static_cast<std::uint64_t>(length_bytes)};
+}
+
+// The header dict's text, bounded in length and checked against the stream's size before it is read.
+Result<std::string> ReadNpyHeader(const ByteReader& read, const NpyPrefix& prefix, std::uint64_t stream_size,
+                                  std::string_view name) {
+  const std::uint64_t data_start = prefix.header_start + prefix.header_length;
+  if (prefix.header_length > kMaxNpyHeaderBytes) {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("{}: header claims to be {} bytes long; ortkit reads headers up to {} bytes", name,
-                                 header_length, kMaxNpyHeaderBytes));
+                                 prefix.header_length, kMaxNpyHeaderBytes));
   }
   if (data_start > stream_size) {
     return MakeError(
         ErrorKind::kInvalidArgument,
         fmt::format("{}: truncated: the header says it is {} bytes long but the file ends {} bytes into it", name,
-                    header_length, stream_size - std::min(stream_size, header_start)));
+                    prefix.header_length, stream_size - std::min(stream_size, prefix.header_start)));
   }
-  std::string header(header_length, '\0');
-  ORTKIT_ASSIGN_OR_RETURN(got, ReadFully(read, reinterpret_cast<std::byte*>(header.data()), header.size()));
+  std::string header(prefix.header_length, '\0');
+  ORTKIT_ASSIGN_OR_RETURN(std::size_t got, ReadFully(read, reinterpret_cast<std::byte*>(header.data()), header.size()));
   if (got < header.size()) {
     return MakeError(
         ErrorKind::kInvalidArgument,
         fmt::format("{}: truncated: the header says it is {} bytes long but the file ends after {} of them", name,
-                    header_length, got));
+                    prefix.header_length, got));
   }
-  ORTKIT_ASSIGN_OR_RETURN(NpyLayout layout, InterpretHeader(header, name));
-  if (check) ORTKIT_RETURN_IF_ERROR(check(tensor_name, layout.info->type, layout.shape));
+  return header;
+}
 
-  const std::string shape_text = PythonShape(layout.shape);
+// The data the header promises against what the stream holds, named in every message about sizes.
+struct NpyDataSize {
+  std::string_view name;
+  const NpyLayout* layout = nullptr;
+  std::uint64_t bytes = 0;        // what the shape and element type need
+  std::uint64_t stream_size = 0;  // what the whole stream declared
+
+  Error Mismatch(std::uint64_t holds) const {
+    const std::string extra = holds > bytes ? fmt::format(": {} bytes more than the shape needs", holds - bytes) : "";
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{}: header says shape {} {} = {} bytes of data but the file holds {}{}", name,
+                                 PythonShape(layout->shape), layout->info->name, bytes, holds, extra));
+  }
+};
+
+// The data size `layout` implies, refused when it overflows or differs from the `available` bytes.
+Result<NpyDataSize> CheckDataSize(const NpyLayout& layout, std::uint64_t available, std::uint64_t stream_size,
+                                  std::string_view name) {
   auto count = ElementCountOf(layout.shape);
   const auto element_size = static_cast<std::uint64_t>(layout.info->size);
   if (!count.ok() || static_cast<std::uint64_t>(*count) > std::numeric_limits<std::uint64_t>::max() / element_size) {
     return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("{}: header says shape {}, {}", name, shape_text,
+                     fmt::format("{}: header says shape {}, {}", name, PythonShape(layout.shape),
                                  count.ok() ? "whose size in bytes overflows" : count.error().message));
   }
-  const std::uint64_t data_bytes = static_cast<std::uint64_t>(*count) * element_size;
-  const std::uint64_t available = stream_size - data_start;
-  const auto size_mismatch = [&](std::uint64_t holds) {
-    const std::string extra =
-        holds > data_bytes ? fmt::format(": {} bytes more than the shape needs", holds - data_bytes) : "";
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("{}: header says shape {} {} = {} bytes of data but the file holds {}{}", name,
-                                 shape_text, layout.info->name, data_bytes, holds, extra));
-  };
-  if (available != data_bytes) return size_mismatch(available);
+  const NpyDataSize size{name, &layout, static_cast<std::uint64_t>(*count) * element_size, stream_size};
+  if (available != size.bytes) return size.Mismatch(available);
+  return size;
+}
 
+// Allocates the tensor and reads its data into it; Fortran-ordered data lands in a second buffer
+// and is transposed into the first. A stream that ends early or runs on past the data is refused.
+Result<Tensor> ReadNpyData(const ByteReader& read, const NpyDataSize& size) {
+  const NpyLayout& layout = *size.layout;
+  const std::string_view name = size.name;
   auto allocated = Tensor::Allocate(layout.info->type, layout.shape);
   if (!allocated.ok()) return MakeError(allocated.error().kind, fmt::format("{}: {}", name, allocated.error().message));
   Tensor tensor = std::move(allocated).value();
-  // Fortran-ordered data lands in a second buffer and is transposed into the first.
   const bool transpose = layout.fortran_order && layout.shape.size() > 1;
   Tensor fortran_data;
   if (transpose) {
@@ -535,8 +559,8 @@ Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, 
     fortran_data = std::move(second).value();
   }
   Tensor& landing = transpose ? fortran_data : tensor;
-  ORTKIT_ASSIGN_OR_RETURN(got, ReadFully(read, landing.data(), static_cast<std::size_t>(data_bytes)));
-  if (got < data_bytes) return size_mismatch(got);
+  ORTKIT_ASSIGN_OR_RETURN(std::size_t got, ReadFully(read, landing.data(), static_cast<std::size_t>(size.bytes)));
+  if (got < size.bytes) return size.Mismatch(got);
   std::byte extra{};
   ORTKIT_ASSIGN_OR_RETURN(got, ReadFully(read, &extra, 1));
   if (got != 0) {
@@ -544,13 +568,32 @@ Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, 
         ErrorKind::kInvalidArgument,
         fmt::format("{}: header says shape {} {} = {} bytes of data but the file runs on past them (it declared "
                     "{} bytes in all)",
-                    name, shape_text, layout.info->name, data_bytes, stream_size));
+                    name, PythonShape(layout.shape), layout.info->name, size.bytes, size.stream_size));
   }
   if (transpose) TransposeFromFortran(fortran_data, tensor);
+  return tensor;
+}
+
+// Native byte order, and bools as numpy means them: any non-zero byte is true.
+void Normalize(const NpyLayout& layout, Tensor& tensor) {
   if (layout.byte_swap) SwapBytes(tensor);
   if (tensor.type() == DataType::kBool) {
     for (auto& b : tensor.values<std::uint8_t>()) b = b != 0 ? 1 : 0;
   }
+}
+
+}  // namespace
+
+Result<Tensor> ReadNpyStream(const ByteReader& read, std::uint64_t stream_size, std::string_view name,
+                             const HeaderCheck& check, std::string_view tensor_name) {
+  ORTKIT_ASSIGN_OR_RETURN(const NpyPrefix prefix, ReadNpyPrefix(read, name));
+  ORTKIT_ASSIGN_OR_RETURN(const std::string header, ReadNpyHeader(read, prefix, stream_size, name));
+  ORTKIT_ASSIGN_OR_RETURN(const NpyLayout layout, InterpretHeader(header, name));
+  if (check) ORTKIT_RETURN_IF_ERROR(check(tensor_name, layout.info->type, layout.shape));
+  const std::uint64_t data_start = prefix.header_start + prefix.header_length;
+  ORTKIT_ASSIGN_OR_RETURN(const NpyDataSize size, CheckDataSize(layout, stream_size - data_start, stream_size, name));
+  ORTKIT_ASSIGN_OR_RETURN(Tensor tensor, ReadNpyData(read, size));
+  Normalize(layout, tensor);
   return tensor;
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -58,101 +59,142 @@ struct Use {
   int input_index;
 };
 
-}  // namespace
-
-std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model) {
-  const auto& graph = model.graph();
+// The graph's constant values (initializers and Constant nodes) and, for every value, the nodes reading it.
+struct GraphUses {
   std::unordered_map<std::string, const onnx::TensorProto*> constants;
-  for (const auto& init : graph.initializer()) constants[init.name()] = &init;
   std::unordered_map<std::string, std::vector<Use>> uses;
+
+  const onnx::TensorProto* ConstantNamed(const std::string& name) const {
+    auto it = constants.find(name);
+    return it == constants.end() ? nullptr : it->second;
+  }
+};
+
+GraphUses IndexUses(const onnx::GraphProto& graph) {
+  GraphUses index;
+  for (const auto& init : graph.initializer()) index.constants[init.name()] = &init;
   for (const auto& node : graph.node()) {
     if (node.op_type() == "Constant" && node.output_size() == 1) {
       for (const auto& attr : node.attribute()) {
-        if (attr.name() == "value" && attr.has_t()) constants[node.output(0)] = &attr.t();
+        if (attr.name() == "value" && attr.has_t()) index.constants[node.output(0)] = &attr.t();
       }
     }
-    for (int i = 0; i < node.input_size(); ++i) uses[node.input(i)].push_back({&node, i});
+    for (int i = 0; i < node.input_size(); ++i) index.uses[node.input(i)].push_back({&node, i});
   }
+  return index;
+}
 
-  std::map<std::string, ValueHint> hints;
-  for (const auto& input : graph.input()) {
-    if (constants.count(input.name())) continue;
-    ValueHint hint;
-    std::int64_t limit = -1;
-    double choice = 0;
-    bool has_choice = false;
-    bool one_minus = false;  // 1 - mask: the additive mask pattern, (1 - mask) * large negative
-    std::string table;
-    // Breadth-first over values derived from the input without changing meaning; bounded.
-    std::vector<std::string> frontier = {input.name()};
-    std::set<std::string> seen = {input.name()};
-    for (std::size_t k = 0; k < frontier.size() && k < 256; ++k) {
-      for (const Use& use : uses[frontier[k]]) {
-        const auto& node = *use.node;
-        if (node.op_type() == "Gather" && use.input_index == 1 && node.input_size() > 0) {
-          auto it = constants.find(node.input(0));
-          if (it != constants.end() && it->second->dims_size() > 0) {
-            std::int64_t axis = 0;
-            for (const auto& a : node.attribute()) {
-              if (a.name() == "axis") axis = a.i();
-            }
-            if (axis < 0) axis += it->second->dims_size();
-            if (axis >= 0 && axis < it->second->dims_size()) {
-              const std::int64_t rows = it->second->dims(static_cast<int>(axis));
-              if (rows > 0 && (limit < 0 || rows < limit)) {
-                limit = rows;
-                table = node.input(0);
-              }
-            }
-          }
-        } else if (IsComparison(node.op_type()) && node.input_size() == 2) {
-          auto it = constants.find(node.input(1 - use.input_index));
-          if (it != constants.end() && !has_choice) {
-            has_choice = true;
-            choice = FirstValue(*it->second);
-          }
-        } else if (node.op_type() == "Sub" && use.input_index == 1) {
-          auto it = constants.find(node.input(0));
-          one_minus = one_minus || (it != constants.end() && FirstValue(*it->second) == 1);
-        } else if (PassesValuesThrough(node.op_type()) && use.input_index == 0) {
-          for (const auto& out : node.output()) {
-            if (seen.insert(out).second) frontier.push_back(out);
-          }
-        }
+// What the consumers of one input's values say about it.
+struct ObservedUse {
+  std::int64_t limit = -1;  // rows of the smallest table it indexes
+  std::string table;
+  double choice = 0;  // the constant it is first compared against
+  bool has_choice = false;
+  bool one_minus = false;  // 1 - mask: the additive mask pattern, (1 - mask) * large negative
+};
+
+// The rows of the table a Gather reads at the gathered axis; 0 when the table is not a constant.
+std::int64_t GatheredRows(const onnx::NodeProto& gather, const GraphUses& index) {
+  const onnx::TensorProto* table = index.ConstantNamed(gather.input(0));
+  if (table == nullptr || table->dims_size() == 0) return 0;
+  std::int64_t axis = 0;
+  for (const auto& a : gather.attribute()) {
+    if (a.name() == "axis") axis = a.i();
+  }
+  if (axis < 0) axis += table->dims_size();
+  if (axis < 0 || axis >= table->dims_size()) return 0;
+  return table->dims(static_cast<int>(axis));
+}
+
+// Notes what one use of a value derived from the input says; true when its outputs carry the values on.
+bool ObserveUse(const Use& use, const GraphUses& index, ObservedUse& observed) {
+  const auto& node = *use.node;
+  if (node.op_type() == "Gather" && use.input_index == 1 && node.input_size() > 0) {
+    const std::int64_t rows = GatheredRows(node, index);
+    if (rows > 0 && (observed.limit < 0 || rows < observed.limit)) {
+      observed.limit = rows;
+      observed.table = node.input(0);
+    }
+  } else if (IsComparison(node.op_type()) && node.input_size() == 2) {
+    const onnx::TensorProto* other = index.ConstantNamed(node.input(1 - use.input_index));
+    if (other != nullptr && !observed.has_choice) {
+      observed.has_choice = true;
+      observed.choice = FirstValue(*other);
+    }
+  } else if (node.op_type() == "Sub" && use.input_index == 1) {
+    const onnx::TensorProto* minuend = index.ConstantNamed(node.input(0));
+    observed.one_minus = observed.one_minus || (minuend != nullptr && FirstValue(*minuend) == 1);
+  } else if (PassesValuesThrough(node.op_type()) && use.input_index == 0) {
+    return true;
+  }
+  return false;
+}
+
+// Breadth-first over values derived from the input without changing meaning; bounded.
+ObservedUse ObserveInput(const std::string& input, const GraphUses& index) {
+  ObservedUse observed;
+  std::vector<std::string> frontier = {input};
+  std::set<std::string> seen = {input};
+  for (std::size_t k = 0; k < frontier.size() && k < 256; ++k) {
+    auto uses = index.uses.find(frontier[k]);
+    if (uses == index.uses.end()) continue;
+    for (const Use& use : uses->second) {
+      if (!ObserveUse(use, index, observed)) continue;
+      for (const auto& out : use.node->output()) {
+        if (seen.insert(out).second) frontier.push_back(out);
       }
     }
-    // A mask compared with 0 (`mask == 0` selecting -inf) must not become all zeros: every position
-    // masked out makes a healthy attention emit NaN. Masks are recognised by name, or as a tensor of
-    // rank 2 or more compared with 0; control scalars keep the value their comparison names.
-    const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
-    const int type = input.type().tensor_type().elem_type();
-    const bool whole_numbers = type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::FLOAT16 &&
-                               type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::BFLOAT16;
-    const bool mask_like = NameHas(input.name(), {"mask"}) || (has_choice && choice == 0 && rank >= 2) ||
-                           (one_minus && whole_numbers && rank >= 2);
-    if (input.name() == "logits_to_keep" || input.name() == "num_logits_to_keep") {
-      // Transformers' meaning: keep the logits of that many final positions, 0 for all of them; any other
-      // value is wrong for a sequence shorter than it (graph.logits-to-keep-input).
-      hint.kind = ValueHint::Kind::kChoice;
-      hint.choice = 0;
-      hint.reason = "Transformers' logits_to_keep: 0 keeps the logits of every position";
-    } else if (limit > 0) {
-      hint.kind = ValueHint::Kind::kIndices;
-      hint.index_limit = limit;
-      hint.reason = fmt::format("indices into '{}' ({} rows)", table, limit);
-    } else if (mask_like) {
-      hint.kind = ValueHint::Kind::kOnes;
-      hint.reason = has_choice  ? fmt::format("a mask (compared with {}): all ones, nothing masked out", choice)
-                    : one_minus ? "a mask (1 - mask biases the scores): all ones, nothing masked out"
-                                : "a mask: all ones";
-    } else if (has_choice) {
-      hint.kind = ValueHint::Kind::kChoice;
-      hint.choice = choice;
-      hint.reason = fmt::format("compared against the constant {}", choice);
-    } else {
-      continue;
-    }
-    hints[input.name()] = hint;
+  }
+  return observed;
+}
+
+// The hint for `input` from what its uses say; nullopt when they say nothing.
+std::optional<ValueHint> HintFor(const onnx::ValueInfoProto& input, const ObservedUse& observed) {
+  // A mask compared with 0 (`mask == 0` selecting -inf) must not become all zeros: every position
+  // masked out makes a healthy attention emit NaN. Masks are recognised by name, or as a tensor of
+  // rank 2 or more compared with 0; control scalars keep the value their comparison names.
+  const int rank = input.type().tensor_type().has_shape() ? input.type().tensor_type().shape().dim_size() : -1;
+  const int type = input.type().tensor_type().elem_type();
+  const bool whole_numbers = type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::FLOAT16 &&
+                             type != onnx::TensorProto::DOUBLE && type != onnx::TensorProto::BFLOAT16;
+  const bool mask_like = NameHas(input.name(), {"mask"}) ||
+                         (observed.has_choice && observed.choice == 0 && rank >= 2) ||
+                         (observed.one_minus && whole_numbers && rank >= 2);
+  ValueHint hint;
+  if (input.name() == "logits_to_keep" || input.name() == "num_logits_to_keep") {
+    // Transformers' meaning: keep the logits of that many final positions, 0 for all of them; any other
+    // value is wrong for a sequence shorter than it (graph.logits-to-keep-input).
+    hint.kind = ValueHint::Kind::kChoice;
+    hint.choice = 0;
+    hint.reason = "Transformers' logits_to_keep: 0 keeps the logits of every position";
+  } else if (observed.limit > 0) {
+    hint.kind = ValueHint::Kind::kIndices;
+    hint.index_limit = observed.limit;
+    hint.reason = fmt::format("indices into '{}' ({} rows)", observed.table, observed.limit);
+  } else if (mask_like) {
+    hint.kind = ValueHint::Kind::kOnes;
+    hint.reason = observed.has_choice
+                      ? fmt::format("a mask (compared with {}): all ones, nothing masked out", observed.choice)
+                  : observed.one_minus ? "a mask (1 - mask biases the scores): all ones, nothing masked out"
+                                       : "a mask: all ones";
+  } else if (observed.has_choice) {
+    hint.kind = ValueHint::Kind::kChoice;
+    hint.choice = observed.choice;
+    hint.reason = fmt::format("compared against the constant {}", observed.choice);
+  } else {
+    return std::nullopt;
+  }
+  return hint;
+}
+
+}  // namespace
+
+std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model) {
+  const GraphUses index = IndexUses(model.graph());
+  std::map<std::string, ValueHint> hints;
+  for (const auto& input : model.graph().input()) {
+    if (index.constants.count(input.name())) continue;
+    if (auto hint = HintFor(input, ObserveInput(input.name(), index))) hints[input.name()] = std::move(*hint);
   }
   return hints;
 }

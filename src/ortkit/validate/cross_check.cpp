@@ -16,15 +16,15 @@ namespace {
 
 struct OptimizationLevelName {
   std::string_view name;
-  GraphOptimizationLevel level;
+  OptimizationLevel level;
 };
 
 constexpr std::array kOptimizationLevels = std::to_array<OptimizationLevelName>({
-    {"off", ORT_DISABLE_ALL},
-    {"basic", ORT_ENABLE_BASIC},
-    {"extended", ORT_ENABLE_EXTENDED},
-    {"layout", ORT_ENABLE_LAYOUT},
-    {"all", ORT_ENABLE_ALL},
+    {"off", OptimizationLevel::kOff},
+    {"basic", OptimizationLevel::kBasic},
+    {"extended", OptimizationLevel::kExtended},
+    {"layout", OptimizationLevel::kLayout},
+    {"all", OptimizationLevel::kAll},
 });
 
 const OptimizationLevelName* FindOptimizationLevel(std::string_view name) {
@@ -152,10 +152,10 @@ std::string ModelSource::Describe() const {
   return fmt::format("'{}'", path.string());
 }
 
-std::string OptimizationLabel(GraphOptimizationLevel level) {
+std::string OptimizationLabel(OptimizationLevel level) {
   auto it = std::find_if(kOptimizationLevels.begin(), kOptimizationLevels.end(),
                          [&](const OptimizationLevelName& l) { return l.level == level; });
-  if (it == kOptimizationLevels.end()) return fmt::format("optimisations level {}", static_cast<int>(level));
+  if (it == kOptimizationLevels.end()) return fmt::format("optimisations level {}", OptimizationLevelNumber(level));
   return fmt::format("optimisations {}", it->name);
 }
 

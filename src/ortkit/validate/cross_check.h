@@ -52,7 +52,7 @@ struct CrossCheckPlan {
 Result<CrossCheckPlan> ParseCrossCheckMode(std::string_view mode, const SessionConfig& base = {});
 
 /// "optimisations off", "optimisations all", ... for a level; "optimisations level N" otherwise.
-std::string OptimizationLabel(GraphOptimizationLevel level);
+std::string OptimizationLabel(OptimizationLevel level);
 
 struct CrossCheckReport {
   std::string label_a;

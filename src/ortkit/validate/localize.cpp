@@ -12,8 +12,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/check/lint.h"
 #include "ortkit/core/units.h"
-#include "ortkit/diagnose/rules.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"

@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "ortkit/diagnose/rules.h"
+#include "ortkit/check/lint.h"
 #include "ortkit/diagnose/runtime_messages.h"
 
 namespace ortkit {
@@ -336,113 +336,149 @@ nlohmann::json SweepReport::ToJson() const {
   return j;
 }
 
+namespace {
+
+// The grid's axes: the options' own, or in auto mode every symbolic dimension from its smallest size
+// that runs (the search's findings, the exporter's stride) to a large one, extremes narrowed to what runs.
+void ChooseAxes(Session& session, const ShapeSearch& search, const std::map<std::string, ValueHint>& hints,
+                const SweepOptions& options, SweepReport& report) {
+  if (!options.axes.empty()) {
+    report.axes = options.axes;
+    return;
+  }
+  std::map<std::string, std::int64_t> least;
+  for (const auto& [dim, step] : search.steps) {
+    least[dim] = step;
+    report.notes.push_back(
+        fmt::format("'{}' is swept from {}, a multiple of the stride the exporter recorded (metadata 'stride': {})",
+                    dim, step, step));
+  }
+  for (const auto& f : search.findings) {
+    if (f.at_least > 0) least[f.dim] = f.at_least;
+  }
+  report.axes =
+      ChooseAutoAxes(search.specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown, least);
+  if (search.runs) NarrowExtremes(session, search, hints, report);
+}
+
+// Every axis has values, and the grid's first cell is a plan the inputs accept.
+Status CheckAxes(const std::vector<SweepAxis>& axes, const InputPlan& base, const std::vector<TensorSpec>& specs) {
+  InputPlan check = base;
+  for (const auto& axis : axes) {
+    if (axis.values.empty())
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}' has no values", axis.dim));
+    check.dims[axis.dim] = axis.values.front();
+  }
+  auto status = ValidatePlan(check, specs);
+  if (!status.ok())
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
+  return OkStatus();
+}
+
+// Export rules that explain shape failures: a cell whose run fails points at them.
+std::vector<Diagnosis> ShapeSuspects(const onnx::ModelProto& model) {
+  std::vector<Diagnosis> suspects;
+  for (auto& d : LintModel(model)) {
+    if (d.code == "graph.baked-batch-reshape" || d.code == "graph.static-batch") suspects.push_back(std::move(d));
+  }
+  return suspects;
+}
+
+void BlameSuspects(const std::vector<Diagnosis>& suspects, Diagnosis& d) {
+  for (const auto& s : suspects) {
+    d.cause += fmt::format(" Likely root cause: {} ({}).", s.message, s.code);
+    if (d.location.node.empty()) {
+      d.location.node = s.location.node;
+      d.location.op_type = s.location.op_type;
+    }
+  }
+}
+
+/// What every cell of one sweep shares.
+struct SweepGrid {
+  Session& session;
+  const std::vector<TensorSpec>& input_specs;
+  const std::vector<TensorSpec>& output_specs;
+  const std::map<std::string, ValueHint>& hints;
+  const SweepOptions& options;
+  const std::string& batch_dim;
+};
+
+// One cell at `plan`: the batched run, its outputs checked, and row by row against the batch.
+Result<SweepCell> RunCell(const SweepGrid& grid, const InputPlan& plan, SweepCell cell) {
+  // Every symbolic dimension gets a size, swept or not, so output checks know them all.
+  std::map<std::string, std::int64_t> all_dims = plan.dims;
+  for (const auto& spec : grid.input_specs) {
+    auto shape = ResolveShape(spec, plan);
+    if (!shape.ok()) continue;
+    for (std::size_t d = 0; d < spec.dims.size(); ++d) {
+      if (!spec.dims[d].fixed() && !spec.dims[d].symbol.empty()) all_dims.emplace(spec.dims[d].symbol, (*shape)[d]);
+    }
+  }
+  ORTKIT_ASSIGN_OR_RETURN(auto inputs, SynthesizeInputs(grid.input_specs, grid.hints, plan));
+  const auto start = std::chrono::steady_clock::now();
+  auto outputs = RunSession(grid.session, RunRequest{inputs, {}});
+  cell.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!outputs.ok()) {
+    auto d = TranslateRuntimeError(outputs.error().message, {}, /*during_run=*/true);
+    d.message = AtCell(cell.dims) + d.message;
+    cell.diagnoses.push_back(std::move(d));
+    return cell;
+  }
+  CheckOutputs(grid.output_specs, *outputs, all_dims, cell);
+  auto batch = all_dims.find(grid.batch_dim);
+  if (grid.options.batch_consistency && !grid.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
+      cell.diagnoses.empty()) {
+    CheckBatchConsistency(grid.session, grid.input_specs, grid.output_specs, inputs, *outputs, grid.batch_dim,
+                          batch->second, grid.options, cell);
+  }
+  return cell;
+}
+
+// Moves `odometer` to the next cell of the row-major grid; false after the last.
+bool NextCell(const std::vector<SweepAxis>& axes, std::vector<std::size_t>& odometer) {
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    if (++odometer[a] < axes[a].values.size()) return true;
+    odometer[a] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, const SweepOptions& options) {
   ORTKIT_ASSIGN_OR_RETURN(auto described, DescribeInputs(session));
   ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
   const auto hints = AnalyzeInputValues(model);
   const ShapeSearch search =
       options.search ? *options.search : SearchShapes(session, described, hints, options.base, &model);
-  const std::vector<TensorSpec>& input_specs = search.specs;
   SweepReport report;
   report.size_findings = search.findings;
   report.notes = search.notes;
-  if (options.axes.empty()) {
-    std::map<std::string, std::int64_t> least;
-    for (const auto& [dim, step] : search.steps) {
-      least[dim] = step;
-      report.notes.push_back(
-          fmt::format("'{}' is swept from {}, a multiple of the stride the exporter recorded (metadata 'stride': {})",
-                      dim, step, step));
-    }
-    for (const auto& f : search.findings) {
-      if (f.at_least > 0) least[f.dim] = f.at_least;
-    }
-    report.axes =
-        ChooseAutoAxes(input_specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown, least);
-    if (search.runs) NarrowExtremes(session, search, hints, report);
-  } else {
-    report.axes = options.axes;
-  }
-  {
-    InputPlan check = options.base;
-    for (const auto& axis : report.axes) {
-      if (axis.values.empty())
-        return MakeError(ErrorKind::kInvalidArgument, fmt::format("sweep axis '{}' has no values", axis.dim));
-      check.dims[axis.dim] = axis.values.front();
-    }
-    auto status = ValidatePlan(check, input_specs);
-    if (!status.ok())
-      return MakeError(ErrorKind::kInvalidArgument,
-                       "--sweep: " + status.error().message.substr(status.error().message.find(": ") + 2));
-  }
-  report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(input_specs) : options.batch_dim;
-  // Export rules that explain shape failures: a cell that fails points at them.
-  std::vector<Diagnosis> suspects;
-  for (auto& d : LintModel(model)) {
-    if (d.code == "graph.baked-batch-reshape" || d.code == "graph.static-batch") suspects.push_back(std::move(d));
-  }
-  auto add_suspects = [&](Diagnosis& d) {
-    for (const auto& s : suspects) {
-      d.cause += fmt::format(" Likely root cause: {} ({}).", s.message, s.code);
-      if (d.location.node.empty()) {
-        d.location.node = s.location.node;
-        d.location.op_type = s.location.op_type;
-      }
-    }
-  };
-
+  ChooseAxes(session, search, hints, options, report);
+  ORTKIT_RETURN_IF_ERROR(CheckAxes(report.axes, options.base, search.specs));
+  report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(search.specs) : options.batch_dim;
+  const std::vector<Diagnosis> suspects = ShapeSuspects(model);
   const auto dynamic_quantisation = DynamicQuantisationNode(model);
+  const SweepGrid grid{session, search.specs, output_specs, hints, options, report.batch_dim};
   std::vector<std::size_t> odometer(report.axes.size(), 0);
-  while (true) {
+  do {
     InputPlan plan = search.Plan();
     SweepCell cell;
     for (std::size_t a = 0; a < report.axes.size(); ++a) {
       plan.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
       cell.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
     }
-    // Every symbolic dimension gets a size, swept or not, so output checks know them all.
-    std::map<std::string, std::int64_t> all_dims = plan.dims;
-    for (const auto& spec : input_specs) {
-      auto shape = ResolveShape(spec, plan);
-      if (!shape.ok()) continue;
-      for (std::size_t d = 0; d < spec.dims.size(); ++d) {
-        if (!spec.dims[d].fixed() && !spec.dims[d].symbol.empty()) all_dims.emplace(spec.dims[d].symbol, (*shape)[d]);
-      }
-    }
-    auto inputs = SynthesizeInputs(input_specs, hints, plan);
-    if (!inputs.ok()) return inputs.error();
-    const auto start = std::chrono::steady_clock::now();
-    auto outputs = RunSession(session, RunRequest{*inputs, {}});
-    cell.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!outputs.ok()) {
-      auto d = TranslateRuntimeError(outputs.error().message, {}, /*during_run=*/true);
-      d.message = AtCell(cell.dims) + d.message;
-      cell.diagnoses.push_back(std::move(d));
-    } else {
-      CheckOutputs(output_specs, *outputs, all_dims, cell);
-      auto batch = all_dims.find(report.batch_dim);
-      if (options.batch_consistency && !report.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
-          cell.diagnoses.empty()) {
-        CheckBatchConsistency(session, input_specs, output_specs, *inputs, *outputs, report.batch_dim, batch->second,
-                              options, cell);
-      }
-    }
+    ORTKIT_ASSIGN_OR_RETURN(cell, RunCell(grid, plan, std::move(cell)));
     for (auto& d : cell.diagnoses) {
-      if (d.code.rfind("runtime.", 0) == 0) add_suspects(d);
+      if (d.code.rfind("runtime.", 0) == 0) BlameSuspects(suspects, d);
     }
     if (dynamic_quantisation) ExplainQuantisedRows(*dynamic_quantisation, cell);
     if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
     report.cells.push_back(std::move(cell));
-
-    std::size_t a = report.axes.size();
-    while (a > 0) {
-      --a;
-      if (++odometer[a] < report.axes[a].values.size()) break;
-      odometer[a] = 0;
-      if (a == 0) return report;
-    }
-    if (report.axes.empty()) return report;
-  }
+  } while (NextCell(report.axes, odometer));
+  return report;
 }
 
 }  // namespace ortkit

@@ -287,32 +287,33 @@ void AppendJsonString(std::string* out, std::string_view text) {
   out->push_back('"');
 }
 
-}  // namespace
+using Document =
+    rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>>;
+using Reader = rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
 
-Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std::size_t> header_length,
-                                        OutputEncoding* encoding) {
-  const std::size_t json_size = header_length.value_or(body.size());
-  if (json_size > body.size()) {
-    return Invalid(
-        fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
+// A request's JSON tree. It lives in the buffers here (the allocators spill to the heap beyond
+// them): no allocation per request for a header of a few hundred bytes. The stack buffer holds both
+// parse stacks (the document's, 1 KiB to start, and the reader's) and the pool's own bookkeeping.
+class RequestTree {
+ public:
+  RequestTree() = default;
+  RequestTree(const RequestTree&) = delete;
+  RequestTree& operator=(const RequestTree&) = delete;
+
+  /// Parses `json` the fast way, and the careful way when that fails (see JsonValue); errors are
+  /// kInvalidArgument and give the byte where the JSON goes wrong. The root is an object after.
+  Status Parse(std::string_view json) {
+    if (!json.starts_with("\xEF\xBB\xBF") && json.find('\0') == std::string_view::npos) ParseFast(json);
+    if (!root_.IsObject()) ORTKIT_RETURN_IF_ERROR(ParseCarefully(json));
+    if (!root_.IsObject()) return Invalid("the request must be a JSON object");
+    return OkStatus();
   }
-  // A request's tree lives in these buffers (the allocators spill to the heap beyond them): no
-  // allocation per request for a header of a few hundred bytes.
-  // The stack buffer holds both parse stacks (the document's, 1 KiB to start, and the reader's) and
-  // the pool's own bookkeeping.
-  alignas(16) char tree_buffer[8192];
-  alignas(16) char stack_buffer[4096];
-  rapidjson::MemoryPoolAllocator<> tree_allocator(tree_buffer, sizeof tree_buffer);
-  rapidjson::MemoryPoolAllocator<> stack_allocator(stack_buffer, sizeof stack_buffer);
-  using Document =
-      rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>, rapidjson::MemoryPoolAllocator<>>;
-  Document root(&tree_allocator, 1024, &stack_allocator);
-  using Reader = rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>>;
-  rapidjson::ParseResult parsed;
-  std::string refused_number;
-  const std::string_view json = body.substr(0, json_size);
-  const bool bom = json.starts_with("\xEF\xBB\xBF");
-  if (!bom && json.find('\0') == std::string_view::npos) {
+
+  const JsonValue& root() const { return root_; }
+
+ private:
+  // Recursive, from a NUL-terminated copy; the root stays null when the parse fails.
+  void ParseFast(std::string_view json) {
     alignas(16) char small[2048];
     std::string large;
     char* text = small;
@@ -326,18 +327,22 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
     auto fast = [&](Document& document) {
       rapidjson::StringStream stream(text);
       ExactDoubleHandler<Document, rapidjson::StringStream> handler(&document, text, &stream, kMaxRecursion);
-      Reader reader(&stack_allocator);
+      Reader reader(&stack_allocator_);
       return !reader.Parse<rapidjson::kParseDefaultFlags>(stream, handler).IsError();
     };
-    root.Populate(fast);
+    root_.Populate(fast);
   }
-  if (!root.IsObject()) {  // the careful way, whose tree or error stands
+
+  // Iterative (no recursion at any depth), from the bounded bytes: its tree or error stands.
+  Status ParseCarefully(std::string_view json) {
     using Stream = rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream>;  // skips a BOM
+    rapidjson::ParseResult parsed;
+    std::string refused_number;
     auto careful = [&](Document& document) {
       rapidjson::MemoryStream bytes(json.data(), json.size());
       Stream stream(bytes);
       ExactDoubleHandler<Document, Stream> handler(&document, json.data(), &stream, 0);
-      Reader reader(&stack_allocator);
+      Reader reader(&stack_allocator_);
       parsed = reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler);
       // The reader takes a NUL byte for the end of the text: bytes after one are not JSON either.
       if (!parsed.IsError() && stream.Tell() < json.size()) {
@@ -346,153 +351,230 @@ Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std
       refused_number = handler.refused_number();
       return !parsed.IsError();
     };
-    root.Populate(careful);
+    root_.Populate(careful);
+    if (!refused_number.empty()) {
+      return Invalid(fmt::format("the request is not valid JSON: number {} is beyond a double's range (at byte {})",
+                                 refused_number, parsed.Offset()));
+    }
+    if (parsed.IsError()) {
+      return Invalid(fmt::format("the request is not valid JSON: {} (at byte {})",
+                                 rapidjson::GetParseError_En(parsed.Code()), parsed.Offset()));
+    }
+    return OkStatus();
   }
-  if (!refused_number.empty()) {
-    return Invalid(fmt::format("the request is not valid JSON: number {} is beyond a double's range (at byte {})",
-                               refused_number, parsed.Offset()));
-  }
-  if (parsed.IsError()) {
-    return Invalid(fmt::format("the request is not valid JSON: {} (at byte {})",
-                               rapidjson::GetParseError_En(parsed.Code()), parsed.Offset()));
-  }
-  if (!root.IsObject()) return Invalid("the request must be a JSON object");
-  InferRequest request;
+
+  alignas(16) char tree_buffer_[8192];
+  alignas(16) char stack_buffer_[4096];
+  rapidjson::MemoryPoolAllocator<> tree_allocator_{tree_buffer_, sizeof tree_buffer_};
+  rapidjson::MemoryPoolAllocator<> stack_allocator_{stack_buffer_, sizeof stack_buffer_};
+  Document root_{&tree_allocator_, 1024, &stack_allocator_};
+};
+
+// "id" and "parameters" of the request.
+Status DecodeRequestOptions(const JsonValue& root, InferRequest* request, OutputEncoding* encoding) {
   if (const JsonValue* id = Member(root, "id")) {
     if (!id->IsString()) return Invalid("\"id\" must be a string");
     if (!IsUtf8(*id)) return Invalid("\"id\" is not valid UTF-8");
-    request.id = StringOf(*id);
+    request->id = StringOf(*id);
   }
-  if (const JsonValue* params = Member(root, "parameters")) {
-    if (!params->IsObject()) return Invalid("\"parameters\" must be an object");
-    if (const JsonValue* v = Member(*params, "binary_data_output")) {
-      if (!v->IsBool()) return Invalid("malformed request: parameter \"binary_data_output\" must be true or false");
-      encoding->all_binary = v->GetBool();
+  const JsonValue* params = Member(root, "parameters");
+  if (params == nullptr) return OkStatus();
+  if (!params->IsObject()) return Invalid("\"parameters\" must be an object");
+  if (const JsonValue* v = Member(*params, "binary_data_output")) {
+    if (!v->IsBool()) return Invalid("malformed request: parameter \"binary_data_output\" must be true or false");
+    encoding->all_binary = v->GetBool();
+  }
+  if (const JsonValue* v = Member(*params, "priority")) {
+    if (!v->IsInt64()) return Invalid("malformed request: parameter \"priority\" must be an integer");
+    request->priority = v->GetInt64();
+  }
+  if (const JsonValue* v = Member(*params, "timeout")) {
+    if (!v->IsInt64()) return Invalid("malformed request: parameter \"timeout\" must be an integer (microseconds)");
+    request->timeout_us = v->GetInt64();
+  }
+  return OkStatus();
+}
+
+// What an input entry says of its tensor, checked before anything is allocated.
+struct InputHeader {
+  std::string name;
+  std::string datatype;
+  const DataTypeInfo* info = nullptr;
+  std::vector<std::int64_t> shape;
+  std::int64_t count = 0;  // elements
+  std::uint64_t bytes = 0;
+  std::optional<std::uint64_t> binary_size;  // parameters.binary_data_size
+};
+
+// The binary tensor data after the JSON header, taken in order by the inputs that have a
+// binary_data_size.
+struct BinaryData {
+  std::string_view body;
+  std::size_t json_size = 0;
+  std::size_t offset = 0;  // where the next binary input starts
+};
+
+Result<InputHeader> DecodeInputHeader(const JsonValue& in) {
+  if (!in.IsObject()) return Invalid("each entry of \"inputs\" must be an object");
+  InputHeader header;
+  const JsonValue* name_value = Member(in, "name");
+  if (name_value == nullptr || !name_value->IsString()) return Invalid("an input has no \"name\"");
+  if (!IsUtf8(*name_value)) return Invalid("an input's \"name\" is not valid UTF-8");
+  header.name = StringOf(*name_value);
+  const std::string& name = header.name;
+  const JsonValue* datatype_value = Member(in, "datatype");
+  if (datatype_value == nullptr || !datatype_value->IsString()) {
+    return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
+  }
+  header.datatype = StringOf(*datatype_value);
+  header.info = FindDataTypeByProtocol(header.datatype);
+  if (header.info == nullptr || header.info->type == DataType::kString) {
+    return Invalid(
+        fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
+                    "FP16, BF16, FP32 or FP64)",
+                    name, header.datatype));
+  }
+  const JsonValue* shape_value = Member(in, "shape");
+  if (shape_value == nullptr || !shape_value->IsArray()) {
+    return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
+  }
+  header.shape.reserve(shape_value->Size());
+  for (const JsonValue& d : shape_value->GetArray()) {
+    if (!d.IsInt64() || d.GetInt64() < 0) {
+      return Invalid(fmt::format("input '{}': shape must hold non-negative integers, not {}", name, Describe(d)));
     }
-    if (const JsonValue* v = Member(*params, "priority")) {
-      if (!v->IsInt64()) return Invalid("malformed request: parameter \"priority\" must be an integer");
-      request.priority = v->GetInt64();
-    }
-    if (const JsonValue* v = Member(*params, "timeout")) {
-      if (!v->IsInt64()) return Invalid("malformed request: parameter \"timeout\" must be an integer (microseconds)");
-      request.timeout_us = v->GetInt64();
+    header.shape.push_back(d.GetInt64());
+  }
+  // Sizes are checked against what the request carries before anything is allocated: a shape
+  // of a billion rows is refused, not reserved.
+  auto count = ElementCountOf(header.shape);
+  if (!count.ok() || static_cast<std::uint64_t>(*count) > UINT64_MAX / header.info->size) {
+    return Invalid(fmt::format("input '{}': shape {} is too large", name, ShapeToString(header.shape)));
+  }
+  header.count = *count;
+  header.bytes = static_cast<std::uint64_t>(*count) * header.info->size;
+  if (const JsonValue* params = Member(in, "parameters")) {
+    if (!params->IsObject()) return Invalid(fmt::format("input '{}': \"parameters\" must be an object", name));
+    if (const JsonValue* size = Member(*params, "binary_data_size")) {
+      if (!size->IsUint64()) {
+        return Invalid(
+            fmt::format("input '{}': binary_data_size must be a non-negative integer, not {}", name, Describe(*size)));
+      }
+      header.binary_size = size->GetUint64();
     }
   }
+  return header;
+}
+
+Status CheckBinarySize(const InputHeader& header, const BinaryData& binary) {
+  const std::uint64_t size = *header.binary_size;
+  if (size != header.bytes) {
+    return Invalid(fmt::format("input '{}': binary_data_size is {} but {} {} needs {} bytes", header.name, size,
+                               header.datatype, ShapeToString(header.shape), header.bytes));
+  }
+  if (size > binary.body.size() - binary.offset) {
+    return Invalid(
+        fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
+                    "header, {} already used)",
+                    header.name, size, binary.body.size() - binary.json_size, binary.offset - binary.json_size));
+  }
+  return OkStatus();
+}
+
+// The input's "data" flattened into `values`, one per element of its shape.
+Status GatherValues(const InputHeader& header, const JsonValue* data, std::vector<const JsonValue*>* values) {
+  if (data == nullptr) return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", header.name));
+  values->reserve(std::min<std::uint64_t>(static_cast<std::uint64_t>(header.count), 1 << 20));
+  ORTKIT_RETURN_IF_ERROR(Flatten(*data, 0, header.name, values));
+  if (values->size() != static_cast<std::uint64_t>(header.count)) {
+    return Invalid(fmt::format("input '{}': shape {} needs {} values, \"data\" holds {}", header.name,
+                               ShapeToString(header.shape), header.count, values->size()));
+  }
+  return OkStatus();
+}
+
+Result<NamedTensor> DecodeInput(const JsonValue& in, BinaryData* binary) {
+  ORTKIT_ASSIGN_OR_RETURN(InputHeader header, DecodeInputHeader(in));
+  std::vector<const JsonValue*> values;
+  const JsonValue* data = Member(in, "data");
+  if (header.binary_size && data != nullptr) {
+    return Invalid(
+        fmt::format("input '{}' has both \"data\" and binary_data_size: send the values once, in one "
+                    "of them",
+                    header.name));
+  }
+  if (header.binary_size) {
+    ORTKIT_RETURN_IF_ERROR(CheckBinarySize(header, *binary));
+  } else {
+    ORTKIT_RETURN_IF_ERROR(GatherValues(header, data, &values));
+  }
+  auto tensor = Tensor::Allocate(header.info->type, std::move(header.shape));
+  if (!tensor.ok()) return Invalid(fmt::format("input '{}': {}", header.name, tensor.error().message));
+  if (header.binary_size) {
+    if (*header.binary_size > 0) std::memcpy(tensor->data(), binary->body.data() + binary->offset, *header.binary_size);
+    binary->offset += *header.binary_size;
+  } else {
+    ORTKIT_RETURN_IF_ERROR(FillFromJson(values, &tensor.value(), header.name));
+  }
+  return NamedTensor{std::move(header.name), std::move(tensor).value()};
+}
+
+Status DecodeInputs(const JsonValue& root, std::string_view body, std::size_t json_size, InferRequest* request) {
   const JsonValue* inputs = Member(root, "inputs");
   if (inputs == nullptr || !inputs->IsArray()) return Invalid("the request needs an \"inputs\" list");
-  request.inputs.reserve(inputs->Size());
-  std::size_t binary_offset = json_size;
+  request->inputs.reserve(inputs->Size());
+  BinaryData binary{body, json_size, json_size};
   for (const JsonValue& in : inputs->GetArray()) {
-    if (!in.IsObject()) return Invalid("each entry of \"inputs\" must be an object");
-    const JsonValue* name_value = Member(in, "name");
-    if (name_value == nullptr || !name_value->IsString()) return Invalid("an input has no \"name\"");
-    if (!IsUtf8(*name_value)) return Invalid("an input's \"name\" is not valid UTF-8");
-    std::string name = StringOf(*name_value);
-    const JsonValue* datatype_value = Member(in, "datatype");
-    if (datatype_value == nullptr || !datatype_value->IsString()) {
-      return Invalid(fmt::format("input '{}' has no \"datatype\"", name));
-    }
-    const std::string datatype = StringOf(*datatype_value);
-    const DataTypeInfo* info = FindDataTypeByProtocol(datatype);
-    if (info == nullptr || info->type == DataType::kString) {
-      return Invalid(
-          fmt::format("input '{}': datatype \"{}\" is not supported (use BOOL, UINT8..UINT64, INT8..INT64, "
-                      "FP16, BF16, FP32 or FP64)",
-                      name, datatype));
-    }
-    const JsonValue* shape_value = Member(in, "shape");
-    if (shape_value == nullptr || !shape_value->IsArray()) {
-      return Invalid(fmt::format("input '{}' has no \"shape\" list", name));
-    }
-    std::vector<std::int64_t> shape;
-    shape.reserve(shape_value->Size());
-    for (const JsonValue& d : shape_value->GetArray()) {
-      if (!d.IsInt64() || d.GetInt64() < 0) {
-        return Invalid(fmt::format("input '{}': shape must hold non-negative integers, not {}", name, Describe(d)));
-      }
-      shape.push_back(d.GetInt64());
-    }
-    // Sizes are checked against what the request carries before anything is allocated: a shape
-    // of a billion rows is refused, not reserved.
-    auto count = ElementCountOf(shape);
-    if (!count.ok() || static_cast<std::uint64_t>(*count) > UINT64_MAX / info->size) {
-      return Invalid(fmt::format("input '{}': shape {} is too large", name, ShapeToString(shape)));
-    }
-    const std::uint64_t bytes = static_cast<std::uint64_t>(*count) * info->size;
-    std::optional<std::uint64_t> binary_size;
-    if (const JsonValue* params = Member(in, "parameters")) {
-      if (!params->IsObject()) return Invalid(fmt::format("input '{}': \"parameters\" must be an object", name));
-      if (const JsonValue* size = Member(*params, "binary_data_size")) {
-        if (!size->IsUint64()) {
-          return Invalid(fmt::format("input '{}': binary_data_size must be a non-negative integer, not {}", name,
-                                     Describe(*size)));
-        }
-        binary_size = size->GetUint64();
-      }
-    }
-    std::vector<const JsonValue*> values;
-    const JsonValue* data = Member(in, "data");
-    if (binary_size && data != nullptr) {
-      return Invalid(
-          fmt::format("input '{}' has both \"data\" and binary_data_size: send the values once, in one "
-                      "of them",
-                      name));
-    }
-    if (binary_size) {
-      if (*binary_size != bytes) {
-        return Invalid(fmt::format("input '{}': binary_data_size is {} but {} {} needs {} bytes", name, *binary_size,
-                                   datatype, ShapeToString(shape), bytes));
-      }
-      if (*binary_size > body.size() - binary_offset) {
-        return Invalid(
-            fmt::format("input '{}': binary_data_size {} runs past the end of the body ({} bytes after the JSON "
-                        "header, {} already used)",
-                        name, *binary_size, body.size() - json_size, binary_offset - json_size));
-      }
-    } else {
-      if (data == nullptr) return Invalid(fmt::format("input '{}' has neither \"data\" nor binary_data_size", name));
-      values.reserve(std::min<std::uint64_t>(static_cast<std::uint64_t>(*count), 1 << 20));
-      ORTKIT_RETURN_IF_ERROR(Flatten(*data, 0, name, &values));
-      if (values.size() != static_cast<std::uint64_t>(*count)) {
-        return Invalid(fmt::format("input '{}': shape {} needs {} values, \"data\" holds {}", name,
-                                   ShapeToString(shape), *count, values.size()));
-      }
-    }
-    auto tensor = Tensor::Allocate(info->type, std::move(shape));
-    if (!tensor.ok()) return Invalid(fmt::format("input '{}': {}", name, tensor.error().message));
-    if (binary_size) {
-      if (*binary_size > 0) std::memcpy(tensor->data(), body.data() + binary_offset, *binary_size);
-      binary_offset += *binary_size;
-    } else {
-      ORTKIT_RETURN_IF_ERROR(FillFromJson(values, &tensor.value(), name));
-    }
-    request.inputs.push_back({std::move(name), std::move(tensor).value()});
+    ORTKIT_ASSIGN_OR_RETURN(NamedTensor input, DecodeInput(in, &binary));
+    request->inputs.push_back(std::move(input));
   }
-  if (binary_offset != body.size()) {
+  if (binary.offset != body.size()) {
     return Invalid(fmt::format("the body holds {} bytes of binary data but the inputs' binary_data_size add up to {}",
-                               body.size() - json_size, binary_offset - json_size));
+                               body.size() - json_size, binary.offset - json_size));
   }
-  if (const JsonValue* outputs = Member(root, "outputs")) {
-    if (!outputs->IsArray()) return Invalid("\"outputs\" must be a list");
-    for (const JsonValue& out : outputs->GetArray()) {
-      const JsonValue* name_value = out.IsObject() ? Member(out, "name") : nullptr;
-      if (name_value == nullptr || !name_value->IsString()) {
-        return Invalid("each entry of \"outputs\" needs a \"name\"");
-      }
-      if (!IsUtf8(*name_value)) return Invalid("an output's \"name\" is not valid UTF-8");
-      std::string name = StringOf(*name_value);
-      if (const JsonValue* params = Member(out, "parameters")) {
-        if (!params->IsObject()) return Invalid(fmt::format("output '{}': \"parameters\" must be an object", name));
-        if (const JsonValue* binary = Member(*params, "binary_data")) {
-          if (!binary->IsBool()) {
-            return Invalid(fmt::format("output '{}': parameter \"binary_data\" must be true or false", name));
-          }
-          if (binary->GetBool()) encoding->binary_outputs.push_back(name);
-        }
-      }
-      request.outputs.push_back(std::move(name));
+  return OkStatus();
+}
+
+Status DecodeOutputs(const JsonValue& root, InferRequest* request, OutputEncoding* encoding) {
+  const JsonValue* outputs = Member(root, "outputs");
+  if (outputs == nullptr) return OkStatus();
+  if (!outputs->IsArray()) return Invalid("\"outputs\" must be a list");
+  for (const JsonValue& out : outputs->GetArray()) {
+    const JsonValue* name_value = out.IsObject() ? Member(out, "name") : nullptr;
+    if (name_value == nullptr || !name_value->IsString()) {
+      return Invalid("each entry of \"outputs\" needs a \"name\"");
     }
+    if (!IsUtf8(*name_value)) return Invalid("an output's \"name\" is not valid UTF-8");
+    std::string name = StringOf(*name_value);
+    if (const JsonValue* params = Member(out, "parameters")) {
+      if (!params->IsObject()) return Invalid(fmt::format("output '{}': \"parameters\" must be an object", name));
+      if (const JsonValue* binary = Member(*params, "binary_data")) {
+        if (!binary->IsBool()) {
+          return Invalid(fmt::format("output '{}': parameter \"binary_data\" must be true or false", name));
+        }
+        if (binary->GetBool()) encoding->binary_outputs.push_back(name);
+      }
+    }
+    request->outputs.push_back(std::move(name));
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<InferRequest> DecodeInferRequest(std::string_view body, std::optional<std::size_t> header_length,
+                                        OutputEncoding* encoding) {
+  const std::size_t json_size = header_length.value_or(body.size());
+  if (json_size > body.size()) {
+    return Invalid(
+        fmt::format("Inference-Header-Content-Length is {} but the body holds only {} bytes", json_size, body.size()));
+  }
+  RequestTree tree;
+  ORTKIT_RETURN_IF_ERROR(tree.Parse(body.substr(0, json_size)));
+  InferRequest request;
+  ORTKIT_RETURN_IF_ERROR(DecodeRequestOptions(tree.root(), &request, encoding));
+  ORTKIT_RETURN_IF_ERROR(DecodeInputs(tree.root(), body, json_size, &request));
+  ORTKIT_RETURN_IF_ERROR(DecodeOutputs(tree.root(), &request, encoding));
   return request;
 }
 

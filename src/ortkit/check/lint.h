@@ -1,6 +1,7 @@
 #pragma once
-// Lint rules over a parsed model: what an exporter typically gets wrong (static batch, training
-// mode, float64 leaks, baked reshapes, ...). Pure functions of the ModelProto; no runtime needed.
+// Lint rules over a parsed model: what makes a graph invalid (structural_rules.cpp) and what an
+// exporter typically gets wrong (exporter_rules.cpp: static batch, training mode, float64 leaks,
+// baked reshapes, ...). Pure functions of the ModelProto; no runtime needed.
 
 #include <string>
 #include <string_view>

@@ -1,0 +1,244 @@
+#include "ortkit/serve/http/http_routes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <boost/beast/http/verb.hpp>
+#include <nlohmann/json.hpp>
+
+namespace ortkit::serve::http {
+namespace {
+
+namespace bhttp = boost::beast::http;
+using nlohmann::json;
+
+struct StatusOf {
+  ErrorKind kind;
+  int status;
+};
+constexpr StatusOf kStatusTable[] = {
+    {ErrorKind::kInvalidArgument, 400}, {ErrorKind::kNotFound, 404},
+    {ErrorKind::kUnavailable, 503},     {ErrorKind::kIo, 500},
+    {ErrorKind::kInvalidModel, 500},    {ErrorKind::kRuntime, 500},
+    {ErrorKind::kInternal, 500},
+};
+
+enum class Endpoint {
+  kServer,
+  kLive,
+  kReady,
+  kRepositoryIndex,
+  kMetrics,
+  kModel,
+  kModelReady,
+  kModelConfig,
+  kInfer,
+  kUnknown
+};
+
+struct Route {
+  std::string_view path;  // fixed paths; for model paths, the part after /v2/models/NAME[/versions/V]
+  Endpoint endpoint;
+  bhttp::verb method;
+};
+constexpr Route kFixedRoutes[] = {
+    {"/v2", Endpoint::kServer, bhttp::verb::get},
+    {"/v2/health/live", Endpoint::kLive, bhttp::verb::get},
+    {"/v2/health/ready", Endpoint::kReady, bhttp::verb::get},
+    {"/v2/repository/index", Endpoint::kRepositoryIndex, bhttp::verb::post},
+    {"/metrics", Endpoint::kMetrics, bhttp::verb::get},
+};
+constexpr Route kModelRoutes[] = {
+    {"", Endpoint::kModel, bhttp::verb::get},
+    {"/ready", Endpoint::kModelReady, bhttp::verb::get},
+    {"/config", Endpoint::kModelConfig, bhttp::verb::get},
+    {"/infer", Endpoint::kInfer, bhttp::verb::post},
+};
+
+struct Target {
+  Endpoint endpoint = Endpoint::kUnknown;
+  bhttp::verb method = bhttp::verb::unknown;  // the one the endpoint answers
+  std::string model;
+  std::string version;
+};
+
+// Splits the next path segment off `rest` ("NAME/..." -> "NAME"); empty when there is none.
+std::string_view NextSegment(std::string_view* rest) {
+  const std::size_t end = std::min(rest->find('/'), rest->size());
+  std::string_view segment = rest->substr(0, end);
+  rest->remove_prefix(end);
+  return segment;
+}
+
+Target ParseTarget(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  for (const Route& r : kFixedRoutes) {
+    if (path == r.path) return Target{r.endpoint, r.method, "", ""};
+  }
+  constexpr std::string_view kModels = "/v2/models/";
+  constexpr std::string_view kVersions = "/versions/";
+  if (path.substr(0, kModels.size()) != kModels) return {};
+  std::string_view rest = path.substr(kModels.size());
+  Target parsed;
+  parsed.model = NextSegment(&rest);
+  if (parsed.model.empty()) return {};
+  if (rest.substr(0, kVersions.size()) == kVersions) {
+    rest.remove_prefix(kVersions.size());
+    parsed.version = NextSegment(&rest);
+    if (parsed.version.empty()) return {};
+  }
+  for (const Route& r : kModelRoutes) {
+    if (rest == r.path) {
+      parsed.endpoint = r.endpoint;
+      parsed.method = r.method;
+      return parsed;
+    }
+  }
+  return {};
+}
+
+std::string ErrorBody(std::string_view message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string RepositoryIndexJson(const InferenceCore& core) {
+  json list = json::array();
+  for (const auto& name : core.ModelNames()) {
+    auto ready = core.IsModelReady(name, "");
+    list.push_back({{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
+  }
+  return list.dump();
+}
+
+std::string ModelConfigJson(const ModelConfig& config) {
+  json j = json::parse(ModelConfigToJson(config));
+  j["max_batch_size"] = config.batching.EffectiveMaxBatchSize();  // Triton's key, read by its clients
+  return j.dump();
+}
+
+// The Inference-Header-Content-Length field: absent, or the one non-negative number it holds.
+Result<std::optional<std::size_t>> HeaderLengthOf(const Request& request) {
+  if (request.count(kHeaderLength) > 1) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} is given {} times: give it once", kHeaderLength, request.count(kHeaderLength)));
+  }
+  auto field = request.find(kHeaderLength);
+  if (field == request.end()) return std::optional<std::size_t>();
+  const std::string_view text = field->value();
+  std::size_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} is not a number: '{}'", kHeaderLength, text));
+  }
+  return std::optional<std::size_t>(value);
+}
+
+}  // namespace
+
+int HttpStatusFor(ErrorKind kind) {
+  for (const auto& entry : kStatusTable) {
+    if (entry.kind == kind) return entry.status;
+  }
+  return 500;
+}
+
+Response MakeResponse(int status, std::string body, const char* content_type) {
+  Response res{static_cast<bhttp::status>(status), 11};
+  if (!body.empty()) res.set(bhttp::field::content_type, content_type);
+  res.body() = std::move(body);
+  return res;
+}
+
+Response ErrorResponse(int status, std::string_view message) { return MakeResponse(status, ErrorBody(message)); }
+
+InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& encoding) {
+  if (!result.ok()) {
+    status = HttpStatusFor(result.error().kind);
+    error = result.error().message;
+    return;
+  }
+  try {
+    response = std::move(result).value();
+    encoded = EncodeInferResponse(response, encoding);
+  } catch (const std::exception& e) {
+    status = 500;
+    error = std::string("internal error encoding the response: ") + e.what();
+  }
+}
+
+Routes::Routes(InferenceCore& core, const HttpOptions& options, std::function<void()> run_queued_soon)
+    : core_(core),
+      server_version_(options.server_version),
+      run_on_io_thread_(options.run_on_io_thread),
+      run_queued_soon_(std::move(run_queued_soon)) {}
+
+void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request) {
+  Target target = ParseTarget(request.target());
+  exchange->record().model = target.model;
+  if (target.endpoint == Endpoint::kUnknown || (exchange->metrics_only() && target.endpoint != Endpoint::kMetrics)) {
+    return exchange->Fail(404, fmt::format("no such endpoint: {} {}", std::string(request.method_string()),
+                                           std::string(request.target())));
+  }
+  if (request.method() != target.method) {
+    return exchange->Fail(
+        405, fmt::format("{} takes {}, not {}", std::string(request.target()),
+                         std::string(bhttp::to_string(target.method)), std::string(request.method_string())));
+  }
+  auto fail = [&](const Error& error) { exchange->Fail(HttpStatusFor(error.kind), error.message); };
+  switch (target.endpoint) {
+    case Endpoint::kServer: {
+      json j = {{"name", "ortkit"},
+                {"version", server_version_},
+                {"extensions", {"binary_tensor_data", "model_repository", "statistics"}}};
+      return exchange->Write(MakeResponse(200, j.dump()));
+    }
+    case Endpoint::kLive: return exchange->Write(MakeResponse(core_.IsLive() ? 200 : 503));
+    case Endpoint::kReady: return exchange->Write(MakeResponse(core_.IsReady() ? 200 : 503));
+    case Endpoint::kMetrics:
+      return exchange->Write(MakeResponse(200, core_.MetricsText(), "text/plain; version=0.0.4"));
+    case Endpoint::kRepositoryIndex: return exchange->Write(MakeResponse(200, RepositoryIndexJson(core_)));
+    case Endpoint::kModel: {
+      auto metadata = core_.Metadata(target.model, target.version);
+      if (!metadata.ok()) return fail(metadata.error());
+      return exchange->Write(
+          MakeResponse(200, ModelMetadataToJson(*metadata).dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+    case Endpoint::kModelReady: {
+      auto ready = core_.IsModelReady(target.model, target.version);
+      if (!ready.ok()) return fail(ready.error());
+      return exchange->Write(MakeResponse(*ready ? 200 : 503));
+    }
+    case Endpoint::kModelConfig: {
+      auto config = core_.Config(target.model);
+      if (!config.ok()) return fail(config.error());
+      return exchange->Write(MakeResponse(200, ModelConfigJson(*config)));
+    }
+    case Endpoint::kInfer: return Infer(exchange, request, target.model, target.version);
+    case Endpoint::kUnknown: break;
+  }
+}
+
+void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,
+                   const std::string& version) {
+  auto header_length = HeaderLengthOf(request);
+  if (!header_length.ok()) return exchange->Fail(400, header_length.error().message);
+  OutputEncoding encoding;
+  auto decoded = DecodeInferRequest(request.body(), *header_length, &encoding);
+  if (!decoded.ok()) return exchange->Fail(HttpStatusFor(decoded.error().kind), decoded.error().message);
+  decoded->model_name = model;
+  decoded->model_version = version;
+  exchange->record().request_id = decoded->id;
+  request.body().clear();  // the inputs are decoded: free the bytes while the request waits
+  // On the I/O thread (it ran the batch) the answer is written at once; a worker hands it over.
+  auto done = [exchange, encoding = std::move(encoding)](Result<InferResponse> response) {
+    exchange->Deliver(std::make_shared<InferAnswer>(std::move(response), encoding));
+  };
+  if (!run_on_io_thread_) return core_.Infer(std::move(decoded).value(), std::move(done));
+  core_.InferLater(std::move(decoded).value(), std::move(done));
+  run_queued_soon_();
+}
+
+}  // namespace ortkit::serve::http

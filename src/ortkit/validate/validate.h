@@ -1,0 +1,104 @@
+#pragma once
+// `ortkit validate` as one call: a session's numbers against the framework's references, two runtime
+// configurations against each other, the first diverging value when they disagree, and every shape
+// the model claims to accept, in one report.
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+#include <nlohmann/json_fwd.hpp>
+
+#include "ortkit/core/diagnosis.h"
+#include "ortkit/core/result.h"
+#include "ortkit/runtime/runtime.h"
+#include "ortkit/tensor/comparison.h"
+#include "ortkit/validate/cross_check.h"
+#include "ortkit/validate/localize.h"
+#include "ortkit/validate/prepared_inputs.h"
+#include "ortkit/validate/reference.h"
+#include "ortkit/validate/sweep.h"
+
+namespace ortkit {
+
+struct ValidateOptions {
+  /// The file the session was created from: the cross-check and localisation load it again.
+  std::filesystem::path model;
+  /// The configuration the session was created with; the cross-check's sides differ from it in one setting.
+  SessionConfig session;
+  /// Framework references (ReadReference); empty: no reference step.
+  std::filesystem::path reference;
+  ToleranceRules tolerance;
+  /// A cross-check mode (ParseCrossCheckMode: "opt-levels", "providers=cpu,cuda"); empty: no cross-check.
+  std::string compare;
+  /// The cross-check's inputs; the sizes the plan leaves open are found by running (SettleSizes). The
+  /// plan is also the sweep's base.
+  InputSources inputs;
+  /// The cross-check's inputs as they are, instead of `inputs` (a caller that made its own); not owned,
+  /// they must outlive the call.
+  const std::vector<NamedTensor>* given_inputs = nullptr;
+  /// When outputs disagree (the cross-check's, or the reference's), find the first intermediate value
+  /// that diverges; the reference folder may hold intermediate values too (NAME.npy, NAME.pb).
+  bool localize = false;
+  std::size_t localize_chunk = LocalizeOptions{}.chunk_size;
+  bool sweep = false;
+  std::vector<SweepAxis> sweep_axes;  ///< empty: every symbolic dimension (auto)
+  bool batch_check = true;            ///< the sweep's batch-consistency check
+};
+
+/// A step of Validate that could not be carried out with the options given.
+struct ValidateFailure {
+  enum class Step {
+    kReference,    ///< the reference cannot be read or matched to the model
+    kCompareMode,  ///< the cross-check mode does not parse
+    kInputs,       ///< the cross-check's inputs cannot be made (files, sizes)
+    kCrossCheck,   ///< a side cannot be set up (provider unavailable, inputs that do not fit)
+    kSweep,        ///< the sweep's plan or axes do not fit the model
+  };
+  Step step = Step::kReference;
+  Error error;
+};
+
+/// The finding for a reference that cannot be used: validate.reference-input at the reference's path.
+Diagnosis UnusableReference(const std::filesystem::path& reference, const Error& error);
+
+/// One localisation, and the findings it amounts to (LocalizeDiagnoses).
+struct Localization {
+  Result<LocalizeReport> report;
+  std::vector<Diagnosis> diagnoses;
+};
+
+struct ValidateReport {
+  std::filesystem::path reference_path;
+  std::optional<ValidationReport> reference;
+  std::string compare_mode;
+  std::optional<CrossCheckReport> cross_check;
+  /// The cross-check's runs failed at its inputs: a finding, and the other steps still run.
+  std::optional<Error> cross_check_error;
+  std::vector<std::string> size_notes;  ///< sizes found by running for the cross-check's inputs
+  /// In the order run: the cross-check's, then the reference's.
+  std::vector<Localization> localizations;
+  std::optional<SweepReport> sweep;
+  /// Set when a step could not be carried out: Validate stopped there, the report holds the steps before
+  /// it, and the fault is the caller's (options, files), not the model's.
+  std::optional<ValidateFailure> failure;
+
+  /// Every step that ran passed (localisation finds where, it does not judge).
+  bool Passed() const;
+  /// The cross-check's run failure as a finding (runtime.*), at `where`.
+  Diagnosis CrossCheckRunDiagnosis(const Location& where = {}) const;
+  /// {"reference", "compare", "localize" (the last localisation), "sweep"}, each present when its step ran.
+  nlohmann::json ToJson() const;
+};
+
+/// Runs the steps `options` ask for on `session` (created from `options.model` with `options.session` in
+/// `runtime`), in order: the reference, the cross-check, localisation, the sweep. `model` is the parsed
+/// file (value hints, rules that explain failures, declared outputs). Never fails as a whole: a step that
+/// cannot be carried out is the report's `failure`, and findings about the model are in the report.
+ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelProto& model,
+                        const ValidateOptions& options);
+
+}  // namespace ortkit

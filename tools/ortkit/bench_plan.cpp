@@ -1,0 +1,146 @@
+// The flags of `ortkit bench` that measure a model, checked before any time is spent measuring and
+// parsed into a BenchPlan: each failure is a specific message (and exit code 2 in the command).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench_command.h"
+#include "ortkit/core/cpus.h"
+
+namespace ortkit::cli {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+
+/// "50ms", "0.5s", "2m", or a bare number in `default_unit` -> seconds.
+Result<double> ParseDuration(const std::string& text, const std::string& flag, double default_unit_s) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1}, {"m", 60}};
+  std::string number = text;
+  double unit = default_unit_s;
+  for (const auto& [suffix, scale] : kUnits) {
+    if (text.size() > suffix.size() && text.ends_with(suffix)) {
+      number = text.substr(0, text.size() - suffix.size());
+      unit = scale;
+      break;
+    }
+  }
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(number, &used);
+    if (used == number.size() && std::isfinite(v) && v > 0) return v * unit;
+    if (used == number.size() && std::isfinite(v)) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("{} {}: a duration must be greater than zero", flag, text));
+    }
+  } catch (const std::exception&) {
+  }
+  return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} '{}': not a duration (e.g. 10s, 500ms)", flag, text));
+}
+
+Status CheckThreads(const char* flag, int value, bool given) {
+  if (!given) return OkStatus();
+  if (value < 1 || value > kMaxThreads) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} {}: a thread count must be between 1 and {} (this process may use {})", flag,
+                                 value, kMaxThreads, UsableCpus().Describe()));
+  }
+  return OkStatus();
+}
+
+/// Checks that `path` can be written before any time is spent measuring.
+Status CheckWritable(const std::filesystem::path& path, const char* flag) {
+  if (path.empty()) return OkStatus();
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) {
+    return MakeError(ErrorKind::kIo,
+                     fmt::format("{} {}: cannot write there ({})", flag, path.string(),
+                                 std::filesystem::exists(path.parent_path().empty() ? "." : path.parent_path())
+                                     ? "permission denied or a directory"
+                                     : "no such directory"));
+  }
+  probe.close();
+  if (!existed) std::filesystem::remove(path, ec);
+  return OkStatus();
+}
+
+Result<SessionConfig> MakeConfig(const BenchFlags& flags) {
+  SessionConfig config;
+  config.provider = flags.provider;
+  config.intra_op_threads = flags.intra_threads;
+  config.inter_op_threads = flags.inter_threads;
+  config.sequential_execution = flags.execution_mode == "sequential";
+  config.enable_memory_pattern = !flags.no_mem_pattern;
+  config.enable_cpu_arena = !flags.no_arena;
+  const auto level = OptimizationLevelOfNumber(flags.opt_level);
+  if (!level) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--opt-level {}: expected 0, 1, 2 or 99", flags.opt_level));
+  }
+  config.optimization_level = *level;
+  const ProviderInfo* provider = FindProvider(flags.provider);
+  if (provider == nullptr) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--provider {}: unknown; known providers: {}",
+                                                              flags.provider, fmt::join(KnownProviderNames(), ", ")));
+  }
+  const auto available = Runtime::AvailableProviders();
+  if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
+    return MakeError(ErrorKind::kUnavailable,
+                     fmt::format("--provider {}: {} is not available in this ONNX Runtime build ({}); available: {}",
+                                 flags.provider, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
+  }
+  return config;
+}
+
+}  // namespace
+
+Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
+  for (const auto& [flag, value] : {std::pair{"--intra-threads", flags.intra_threads},
+                                    {"--inter-threads", flags.inter_threads},
+                                    {"--concurrency", flags.concurrency},
+                                    {"--sessions", flags.sessions},
+                                    {"--max-instances", flags.max_instances}}) {
+    ORTKIT_RETURN_IF_ERROR(CheckThreads(flag, value, cmd.count(flag) > 0));
+  }
+  if (flags.iterations < 1) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--iterations {}: at least one run must be measured", flags.iterations));
+  }
+  if (flags.warmup < 0)
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--warmup {}: cannot be negative", flags.warmup));
+  if (flags.profile_runs < 1) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--profile-runs {}: at least one run", flags.profile_runs));
+  }
+  BenchPlan plan;
+  if (!flags.duration.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(plan.duration_s, ParseDuration(flags.duration, "--duration", 1));
+  }
+  ORTKIT_ASSIGN_OR_RETURN(plan.config, MakeConfig(flags));
+  if (!flags.batch.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(plan.batches, ParseSizeList(flags.batch, "--batch"));
+  }
+  ORTKIT_ASSIGN_OR_RETURN(plan.sweeps, ParseDimSweeps(flags.dims));
+  for (const auto& [path, flag] : {std::pair{flags.plot, "--plot"}, {flags.write_config, "--write-config"}}) {
+    ORTKIT_RETURN_IF_ERROR(CheckWritable(path, flag));
+  }
+  if (!std::filesystem::exists(flags.model))
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: no such file", flags.model.string()));
+  if (flags.tune) {
+    if (flags.latency_budget.empty())
+      return MakeError(ErrorKind::kInvalidArgument, "--tune needs --latency-budget (e.g. --latency-budget 50ms)");
+    ORTKIT_ASSIGN_OR_RETURN(const double latency_s, ParseDuration(flags.latency_budget, "--latency-budget", 1e-3));
+    plan.latency_budget_ms = latency_s * 1000;
+    ORTKIT_ASSIGN_OR_RETURN(plan.time_budget_s, ParseDuration(flags.time_budget, "--time-budget", 1));
+  } else if (!flags.write_config.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "--write-config writes the configuration --tune picks; add --tune");
+  }
+  return plan;
+}
+
+}  // namespace ortkit::cli

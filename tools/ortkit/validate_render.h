@@ -1,0 +1,15 @@
+#pragma once
+// `ortkit validate`'s text report: each step's section as the command prints it.
+
+#include <string>
+
+#include "ortkit/validate/validate.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+
+/// The sections of the steps that ran (reference, cross-check, localisations, sweep), in that order,
+/// each starting with a blank line; without the title, the target-runtime section and the verdict.
+std::string RenderValidateSteps(const ValidateReport& report, const Style& style);
+
+}  // namespace ortkit::cli
