@@ -3,8 +3,9 @@
 
     core < tensor < model < diagnose < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf}
 
-Modules on one level do not include each other. Only runtime/ includes ONNX Runtime's headers or uses its
-C++ types (`Ort::`), in the library and in the commands. Prints each line that breaks a rule (file:line,
+Modules on one level do not include each other, and no two headers define one type name in one
+namespace. Only runtime/ includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the
+library and in the commands. Prints each line that breaks a rule (file:line,
 what) and exits 1 when there is one.
 """
 import pathlib
@@ -66,10 +67,35 @@ def main(root):
             if ORT_TYPE.search(line.split("//", 1)[0]) or (match and match.group(2) is None):
                 problems.append(f"{path.relative_to(root)}:{number}: a command uses ONNX Runtime directly: only "
                                 "runtime/ may")
+    problems += twin_types(root)
     for problem in problems:
         print(problem)
     print(f"layers: {len(problems)} line(s) against the layers" if problems else "layers: every include goes down")
     return 1 if problems else 0
+
+
+NAMESPACE = re.compile(r"^namespace ([\w:]+) \{")
+TYPE = re.compile(r"^(?:struct|class|enum class|enum) (\w+)(?: final)?\s*(?:[:{]|$)")
+
+
+def twin_types(root):
+    """Two headers defining one type name in one namespace: the linker keeps one of the inline
+    members, and the other header's users run the wrong layout (a crash far from the cause)."""
+    defined = {}
+    problems = []
+    for path in sorted((pathlib.Path(root) / "src").rglob("*.h")) + sorted((pathlib.Path(root) / "tools").rglob("*.h")):
+        namespace = ""
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if match := NAMESPACE.match(line):
+                namespace = match.group(1)
+            elif (match := TYPE.match(line)) and not line.rstrip().endswith(";"):
+                key = f"{namespace}::{match.group(1)}"
+                where = f"{path.relative_to(root)}:{number}"
+                if key in defined:
+                    problems.append(f"{where}: {key} is also defined at {defined[key]}: one name per type in a namespace")
+                else:
+                    defined[key] = where
+    return problems
 
 
 if __name__ == "__main__":

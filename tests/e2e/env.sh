@@ -101,6 +101,8 @@ TXT
 expect_rc 1 "$ortkit" check "$work/m.onnx" --provider cuda
 expect_msg "runtime.provider-unavailable"
 expect_msg "is not in this ONNX Runtime build"
+expect_rc 1 "$ortkit" doctor "$work/m.onnx" --provider cuda
+expect_msg "env.provider-not-built"
 
 # 6. ortkit's own runtime swapped for the GPU build: the loaded library, the CUDA it needs, and for every
 # command asked for CUDA the missing library by name.
@@ -115,6 +117,14 @@ if [ "$has_cuda" = 0 ]; then
   expect_msg "env.cuda-library-missing"
   expect_msg "needs libcublasLt.so.13"
   expect_rc 2 "$ortkit" run "$work/m.onnx" --provider cuda
+  expect_msg "env.cuda-library-missing"
+  expect_rc 1 "$ortkit" doctor "$work/m.onnx" --provider cuda
+  expect_msg "env.cuda-library-missing"
+  expect_rc 2 "$ortkit" bench "$work/m.onnx" --provider cuda --iterations 3
+  expect_msg "libcublasLt.so.13"
+  expect_rc 2 "$ortkit" validate "$work/m.onnx" --compare providers=cpu,cuda
+  expect_msg "libcublasLt.so.13"
+  expect_rc 2 "$ortkit" serve --model "m=$work/m.onnx" --provider cuda --http-port 0 --grpc-port -1
   expect_msg "libcublasLt.so.13"
   expect_rc 0 "$ortkit" check "$work/m.onnx"  # the CPU provider of the GPU build still works
   unset LD_LIBRARY_PATH

@@ -63,8 +63,8 @@ BenchSettings SettingsFor(const BenchFlags& flags, const SessionConfig& config) 
   return s;
 }
 
-SweepOptions MeasuringOptions(const BenchFlags& flags, const BenchPlan& plan) {
-  SweepOptions options;
+MeasureSweepOptions MeasuringOptions(const BenchFlags& flags, const BenchPlan& plan) {
+  MeasureSweepOptions options;
   options.run.iterations = flags.iterations;
   options.run.duration_s = plan.duration_s.value_or(0);
   options.run.warmup = flags.warmup;
@@ -110,7 +110,7 @@ int RunSweep(const BenchFlags& flags, Format format, const BenchPlan& plan) {
   report.size_notes = std::move(notes).value();
 
   ProgressBar progress;
-  SweepOptions options = MeasuringOptions(flags, plan);
+  MeasureSweepOptions options = MeasuringOptions(flags, plan);
   options.progress = [&](std::size_t i, double fraction) {
     progress.Show(fmt::format("{} ({}/{})", (*points)[i].label, i + 1, points->size()), fraction);
   };

@@ -49,8 +49,7 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
     const Error& error = session.error();
     const bool provider = error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInvalidArgument;
     *exit_code = provider ? kExitUsage : kExitFindings;
-    Diagnosis d = provider ? Diagnose("runtime.provider-unavailable", error.message, where)
-                           : TranslateRuntimeError(error.message, where);
+    Diagnosis d = TranslateSessionError(error, where);
     ReportFailure(command, {d}, "ONNX Runtime cannot load " + path.string(), format);
     return error;
   }

@@ -44,7 +44,7 @@ SweepStop FailedRunStop(const ShapePoint& point, const BenchResult& result) {
 }  // namespace
 
 SweepOutcome MeasureSweep(std::span<Session* const> sessions, const std::vector<ShapePoint>& points,
-                          const InputsForPoint& inputs_for_point, const SweepOptions& options) {
+                          const InputsForPoint& inputs_for_point, const MeasureSweepOptions& options) {
   SweepOutcome outcome;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ShapePoint& point = points[i];

@@ -55,7 +55,7 @@ struct SweepOutcome {
   std::optional<SweepStop> stop;
 };
 
-struct SweepOptions {
+struct MeasureSweepOptions {
   /// How each point is measured; rows_per_run and progress are set per point.
   BenchOptions run;
   std::filesystem::path model;  ///< named in diagnoses
@@ -69,7 +69,7 @@ struct SweepOptions {
 /// whose inputs cannot be made or whose run fails, keeping the points measured before it (and
 /// the failed point's figures when the failure came after measuring began).
 SweepOutcome MeasureSweep(std::span<Session* const> sessions, const std::vector<ShapePoint>& points,
-                          const InputsForPoint& inputs_for_point, const SweepOptions& options);
+                          const InputsForPoint& inputs_for_point, const MeasureSweepOptions& options);
 
 /// Profiles `runs_per_point` runs of every point, in a session of its own created with `config`
 /// plus profiling (so that the profiler's overhead stays out of MeasureSweep's figures); the
