@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 

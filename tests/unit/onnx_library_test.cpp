@@ -7,7 +7,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/version_converter/convert.h>
 
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "test_models.h"

@@ -15,7 +15,7 @@ namespace {
 class JsonEncodingClient final : public InferClient {
  public:
   Status CheckReady() override { return OkStatus(); }
-  Result<ServedModel> ModelMetadata() override { return ServedModel{}; }
+  Result<RemoteModel> ModelMetadata() override { return RemoteModel{}; }
   Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs,
                                 const std::vector<std::string>& outputs) override {
     return EncodeJsonRequest(inputs, outputs);
@@ -23,7 +23,7 @@ class JsonEncodingClient final : public InferClient {
   InferOutcome Infer(const EncodedRequest&) override { return {"not sent", ""}; }
 };
 
-ServedModel Bert() {
+RemoteModel Bert() {
   return ParseModelMetadata(R"({"name":"bert","inputs":[
       {"name":"input_ids","datatype":"INT64","shape":[-1,-1]},
       {"name":"attention_mask","datatype":"INT64","shape":[-1,-1]}],

@@ -119,7 +119,7 @@ Result<perf::LoadOptions> CheckedLoadOptions(const PerfFlags& flags, const perf:
 
 /// The served model and the requests built for it, before the timed region.
 struct PreparedRequests {
-  perf::ServedModel model;
+  perf::RemoteModel model;
   perf::RequestSet requests;
 };
 

@@ -88,7 +88,7 @@ std::string TextReport(const PerfFlags& flags, const std::vector<perf::StepResul
 
 }  // namespace
 
-std::string PerfStartLine(const PerfFlags& flags, const perf::ServedModel& model) {
+std::string PerfStartLine(const PerfFlags& flags, const perf::RemoteModel& model) {
   std::vector<std::string> inputs;
   for (const auto& s : model.inputs) inputs.push_back(s.Describe());
   return fmt::format("perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.url,

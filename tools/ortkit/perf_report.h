@@ -39,7 +39,7 @@ struct PerfFlags {
 
 /// The line on stderr before the first step: server, model, protocol and tensor encoding, inputs, lengths
 /// and time per step.
-std::string PerfStartLine(const PerfFlags& flags, const perf::ServedModel& model);
+std::string PerfStartLine(const PerfFlags& flags, const perf::RemoteModel& model);
 
 /// The line on stderr as a step finishes: its throughput, p99 and errors.
 std::string PerfStepLine(const perf::StepResult& step);

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/external_data.h"

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/runtime.h"

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <onnx/version_converter/convert.h>
 
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/tensor/tensor.h"
 

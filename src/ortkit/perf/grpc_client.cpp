@@ -46,7 +46,7 @@ class GrpcInferClient final : public InferClient {
     return OkStatus();
   }
 
-  Result<ServedModel> ModelMetadata() override {
+  Result<RemoteModel> ModelMetadata() override {
     grpc::ClientContext context;
     SetDeadline(context);
     inference::ModelMetadataRequest request;

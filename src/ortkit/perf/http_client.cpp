@@ -36,7 +36,7 @@ class HttpInferClient final : public InferClient {
     return OkStatus();
   }
 
-  Result<ServedModel> ModelMetadata() override {
+  Result<RemoteModel> ModelMetadata() override {
     const std::string path = "/v2/models/" + options_.model;
     const HttpAnswer answer = connection_.Exchange({"GET", path, {}, {}, 0});
     if (!answer.ok())

@@ -38,7 +38,7 @@ class InferClient {
   /// Whether the server answers its readiness probe; the error says how it failed to
   /// ("cannot connect to 127.0.0.1:8000: connection refused").
   virtual Status CheckReady() = 0;
-  virtual Result<ServedModel> ModelMetadata() = 0;
+  virtual Result<RemoteModel> ModelMetadata() = 0;
   /// Encodes a request once, before the timed region, for this client's protocol and options.
   virtual Result<EncodedRequest> Encode(const std::vector<NamedTensor>& inputs,
                                         const std::vector<std::string>& outputs) = 0;

@@ -14,12 +14,12 @@
 namespace ortkit::perf {
 namespace {
 
-bool IsInput(const ServedModel& model, const std::string& name) {
+bool IsInput(const RemoteModel& model, const std::string& name) {
   return std::any_of(model.inputs.begin(), model.inputs.end(), [&](const TensorSpec& s) { return s.name == name; });
 }
 
 // The tensors of --input-data, each named after an input of the model; none for "random".
-Result<std::vector<NamedTensor>> ReadGivenInputs(const RequestOptions& options, const ServedModel& model) {
+Result<std::vector<NamedTensor>> ReadGivenInputs(const RequestOptions& options, const RemoteModel& model) {
   if (options.input_data == "random") return std::vector<NamedTensor>{};
   if (!options.lengths.empty()) {
     return MakeError(ErrorKind::kInvalidArgument,
@@ -37,7 +37,7 @@ Result<std::vector<NamedTensor>> ReadGivenInputs(const RequestOptions& options, 
 }
 
 // The sizes of --lengths, checked against the model's dynamic dimensions; {1, 1} without it.
-Result<LengthDistribution> LengthsOf(const RequestOptions& options, const ServedModel& model) {
+Result<LengthDistribution> LengthsOf(const RequestOptions& options, const RemoteModel& model) {
   if (options.lengths.empty()) return LengthDistribution{1, 1};
   ORTKIT_ASSIGN_OR_RETURN(auto lengths, ParseLengths(options.lengths));
   const bool has_dim = std::any_of(model.inputs.begin(), model.inputs.end(), [&](const TensorSpec& s) {
@@ -57,7 +57,7 @@ Result<LengthDistribution> LengthsOf(const RequestOptions& options, const Served
 
 // The inputs of the request of size `length`, in the model's order: copies of the given tensors, the rest
 // synthesised (`missing`, with `hints`).
-Result<std::vector<NamedTensor>> InputsAtLength(const RequestOptions& options, const ServedModel& model,
+Result<std::vector<NamedTensor>> InputsAtLength(const RequestOptions& options, const RemoteModel& model,
                                                 const std::vector<NamedTensor>& given,
                                                 const std::vector<TensorSpec>& missing,
                                                 const std::map<std::string, ValueHint>& hints, std::int64_t length) {
@@ -78,7 +78,7 @@ Result<std::vector<NamedTensor>> InputsAtLength(const RequestOptions& options, c
 
 }  // namespace
 
-Result<RequestSet> BuildRequests(const RequestOptions& options, const ServedModel& model, InferClient& client) {
+Result<RequestSet> BuildRequests(const RequestOptions& options, const RemoteModel& model, InferClient& client) {
   ORTKIT_RETURN_IF_ERROR(ValidatePlan(options.plan, model.inputs));
   RequestSet set;
   ORTKIT_ASSIGN_OR_RETURN(auto given, ReadGivenInputs(options, model));

@@ -26,6 +26,6 @@ struct RequestOptions {
 /// tensors read from `options.input_data` are sent as they are. Fails with kInvalidArgument, naming the flag,
 /// for a plan the model's inputs do not fit, a tensor that is not an input, --lengths with a file, or a
 /// --length-dim no input has; and for what reading, synthesising or encoding the inputs fails with.
-Result<RequestSet> BuildRequests(const RequestOptions& options, const ServedModel& model, InferClient& client);
+Result<RequestSet> BuildRequests(const RequestOptions& options, const RemoteModel& model, InferClient& client);
 
 }  // namespace ortkit::perf

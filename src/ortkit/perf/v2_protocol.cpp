@@ -96,13 +96,13 @@ std::string PositionalDimName(std::size_t axis) {
   return fmt::format("dim{}", axis);
 }
 
-Result<ServedModel> ParseModelMetadata(std::string_view text) {
+Result<RemoteModel> ParseModelMetadata(std::string_view text) {
   const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("model metadata is not a JSON object: {}", ErrorMessageOf(text)));
   }
-  ServedModel model;
+  RemoteModel model;
   model.name = doc.value("name", "");
   if (!doc.contains("inputs")) return MakeError(ErrorKind::kInvalidArgument, "model metadata has no 'inputs'");
   ORTKIT_ASSIGN_OR_RETURN(model.inputs, ParseTensorList(doc["inputs"], "inputs"));

@@ -17,7 +17,7 @@
 namespace ortkit::perf {
 
 /// A model as the server describes it: protocol datatypes mapped to DataType, -1 for dynamic dims.
-struct ServedModel {
+struct RemoteModel {
   std::string name;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
@@ -26,7 +26,7 @@ struct ServedModel {
 /// Parses the body of GET /v2/models/NAME. The protocol does not carry dimension names, so dynamic
 /// dimensions are named by position: axis 0 "batch", axis 1 "seq_len", axis k "dimk"; these are the
 /// names --dim and --length-dim use. Fails with kInvalidArgument naming the field that is wrong.
-Result<ServedModel> ParseModelMetadata(std::string_view json);
+Result<RemoteModel> ParseModelMetadata(std::string_view json);
 
 /// The name a dynamic dimension at `axis` gets (see ParseModelMetadata).
 std::string PositionalDimName(std::size_t axis);

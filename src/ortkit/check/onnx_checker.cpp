@@ -1,4 +1,4 @@
-#include "ortkit/check/structure.h"
+#include "ortkit/check/onnx_checker.h"
 
 #include <algorithm>
 #include <array>
