@@ -17,7 +17,8 @@ gpu_lib="${ORTKIT_GPU_LIB:-$root/.deps/onnxruntime-gpu-1.29.0/lib}"
 out="${OUT:-$(mktemp -d)}"
 say() { printf '\n\033[1m[gpu_check]\033[0m %s\n' "$*"; }
 [ -x "$ortkit" ] || { echo "no $ortkit: scripts/build.sh first" >&2; exit 2; }
-if ! "$ortkit" env --no-python --format json | grep -q CUDAExecutionProvider; then
+own_env="$("$ortkit" env --no-python --format json || true)"
+if [[ "$own_env" != *CUDAExecutionProvider* ]]; then
   [ -d "$gpu_lib" ] || { echo "ortkit's runtime has no CUDA provider and $gpu_lib is missing: scripts/setup.sh" >&2; exit 2; }
   export LD_LIBRARY_PATH="$gpu_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
