@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
-    core < tensor < model < diagnose < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf}
+    core < tensor < model < diagnose < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf,
+    reduce} < repair
 
 Modules on one level do not include each other, and no two headers define one type name in one
 namespace. Only runtime/ includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the
@@ -20,7 +21,8 @@ LEVELS = {
     "runtime": 4,
     "check": 5, "env": 5,
     "validate": 6, "bench": 6,
-    "convert": 7, "doctor": 7, "serve": 7, "perf": 7,
+    "convert": 7, "doctor": 7, "serve": 7, "perf": 7, "reduce": 7,
+    "repair": 8,
 }
 ORT_TYPE = re.compile(r"\bOrt::\w")
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](ortkit/(\w+)/[^>"]+|onnxruntime[^>"]*)[>"]')

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <onnx/onnx-data_pb.h>
+#include <onnx/onnx-data.pb.h>
 
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/npz.h"

@@ -48,5 +48,7 @@ void RegisterPerf(CLI::App& app, int& exit_code);
 void RegisterBench(CLI::App& app, int& exit_code);
 void RegisterConvert(CLI::App& app, int& exit_code);
 void RegisterEnv(CLI::App& app, int& exit_code);
+void RegisterFix(CLI::App& app, int& exit_code);
+void RegisterReduce(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterRun(app, exit_code);
   ortkit::cli::RegisterValidate(app, exit_code);
   ortkit::cli::RegisterConvert(app, exit_code);
+  ortkit::cli::RegisterFix(app, exit_code);
   ortkit::cli::RegisterDoctor(app, exit_code);
+  ortkit::cli::RegisterReduce(app, exit_code);
   ortkit::cli::RegisterBench(app, exit_code);
   ortkit::cli::RegisterServe(app, exit_code);
   ortkit::cli::RegisterPerf(app, exit_code);

@@ -147,6 +147,21 @@ class ModelIndex {
   std::unordered_set<Name> graph_outputs_;
 };
 
+/// Two dimensions that an element-wise node of the main graph aligns (numpy broadcasting, from the right)
+/// when it combines two graph inputs directly: they must be equal, or one of them 1.
+struct AlignedInputDims {
+  int node = 0;
+  std::string input_a;
+  int axis_a = 0;
+  const onnx::TensorShapeProto* shape_a = nullptr;  ///< input_a's declared shape, in the model
+  std::string input_b;
+  int axis_b = 0;
+  const onnx::TensorShapeProto* shape_b = nullptr;
+};
+
+/// Every such pair, node by node (shape.dim-name-inconsistent judges them; `fix` renames).
+std::vector<AlignedInputDims> AlignedInputDimensions(const ModelIndex& index);
+
 /// The location of the `index`-th node of a graph, for a finding.
 Location NodeLocation(const onnx::NodeProto& node, int index);
 

@@ -257,19 +257,13 @@ constexpr std::array<std::string_view, 24> kElementwiseOps = {
 
 }  // namespace
 
-// shape.dim-name-inconsistent, kept to what the declared types prove: an element-wise node of the
-// main graph that combines two graph inputs directly. Aligned dimensions must then be equal (or
-// 1), so two different names for them, or a name facing a fixed size above 1, misstate the model:
-// the names promise independent sizes that the graph cannot accept. Anything needing shape
-// inference (values further down the graph) is left to the shape-inference layer.
-void CheckDimNameInconsistent(const ModelIndex& index, const LintOptions&, Findings& findings) {
-  const auto& main = index.main();
+std::vector<AlignedInputDims> AlignedInputDimensions(const ModelIndex& index) {
   std::unordered_map<std::string, const onnx::TensorShapeProto*> input_shapes;
   for (const auto* in : index.RuntimeInputs()) {
     if (const auto* shape = ShapeOf(in->type())) input_shapes[in->name()] = shape;
   }
-  std::set<std::pair<std::string, std::string>> reported;
-  const auto& g = *main.graph;
+  std::vector<AlignedInputDims> pairs;
+  const auto& g = *index.main().graph;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
     if (!IsOnnxDomain(n.domain()) ||
@@ -286,36 +280,49 @@ void CheckDimNameInconsistent(const ModelIndex& index, const LintOptions&, Findi
         const auto& sa = *input_shapes[operands[a]];
         const auto& sb = *input_shapes[operands[b]];
         for (int k = 1; k <= std::min(sa.dim_size(), sb.dim_size()); ++k) {
-          const int ia = sa.dim_size() - k, ib = sb.dim_size() - k;
-          const auto& da = sa.dim(ia);
-          const auto& db = sb.dim(ib);
-          const bool named_a = !da.has_dim_value() && !da.dim_param().empty();
-          const bool named_b = !db.has_dim_value() && !db.dim_param().empty();
-          std::string problem;
-          std::pair<std::string, std::string> key;
-          if (named_a && named_b && da.dim_param() != db.dim_param()) {
-            key = std::minmax(da.dim_param(), db.dim_param());
-            problem = "so both names stand for one size";
-          } else if (named_a != named_b && (named_a ? db : da).has_dim_value() && (named_a ? db : da).dim_value() > 1) {
-            const auto& named = named_a ? da : db;
-            const long long fixed = (named_a ? db : da).dim_value();
-            key = {named.dim_param(), std::to_string(fixed)};
-            problem = fmt::format("so '{}' can only be {} (or 1), not a free size", named.dim_param(), fixed);
-          } else {
-            continue;
-          }
-          if (!reported.insert(key).second) continue;
-          Location where = NodeLocation(n, i);
-          where.input = operands[a];
-          where.dimension = named_a ? da.dim_param() : db.dim_param();
-          findings.Add(fmt::format("node '{}' ({}) combines input '{}' (dimension {} '{}', shape {}) element-wise with "
-                                   "input '{}' (dimension {} '{}', shape {}), {}",
-                                   where.node, n.op_type(), operands[a], ia, DimText(da), ShapeText(sa), operands[b],
-                                   ib, DimText(db), ShapeText(sb), problem),
-                       where);
+          pairs.push_back({i, operands[a], sa.dim_size() - k, &sa, operands[b], sb.dim_size() - k, &sb});
         }
       }
     }
+  }
+  return pairs;
+}
+
+// shape.dim-name-inconsistent, kept to what the declared types prove: an element-wise node of the
+// main graph that combines two graph inputs directly. Aligned dimensions must then be equal (or
+// 1), so two different names for them, or a name facing a fixed size above 1, misstate the model:
+// the names promise independent sizes that the graph cannot accept. Anything needing shape
+// inference (values further down the graph) is left to the shape-inference layer.
+void CheckDimNameInconsistent(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  std::set<std::pair<std::string, std::string>> reported;
+  for (const auto& pair : AlignedInputDimensions(index)) {
+    const auto& da = pair.shape_a->dim(pair.axis_a);
+    const auto& db = pair.shape_b->dim(pair.axis_b);
+    const bool named_a = !da.has_dim_value() && !da.dim_param().empty();
+    const bool named_b = !db.has_dim_value() && !db.dim_param().empty();
+    std::string problem;
+    std::pair<std::string, std::string> key;
+    if (named_a && named_b && da.dim_param() != db.dim_param()) {
+      key = std::minmax(da.dim_param(), db.dim_param());
+      problem = "so both names stand for one size";
+    } else if (named_a != named_b && (named_a ? db : da).has_dim_value() && (named_a ? db : da).dim_value() > 1) {
+      const auto& named = named_a ? da : db;
+      const long long fixed = (named_a ? db : da).dim_value();
+      key = {named.dim_param(), std::to_string(fixed)};
+      problem = fmt::format("so '{}' can only be {} (or 1), not a free size", named.dim_param(), fixed);
+    } else {
+      continue;
+    }
+    if (!reported.insert(key).second) continue;
+    const auto& n = index.main().graph->node(pair.node);
+    Location where = NodeLocation(n, pair.node);
+    where.input = pair.input_a;
+    where.dimension = named_a ? da.dim_param() : db.dim_param();
+    findings.Add(fmt::format("node '{}' ({}) combines input '{}' (dimension {} '{}', shape {}) element-wise with "
+                             "input '{}' (dimension {} '{}', shape {}), {}",
+                             where.node, n.op_type(), pair.input_a, pair.axis_a, DimText(da), ShapeText(*pair.shape_a),
+                             pair.input_b, pair.axis_b, DimText(db), ShapeText(*pair.shape_b), problem),
+                 where);
   }
 }
 

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <onnx/onnx-data_pb.h>
+#include <onnx/onnx-data.pb.h>
 
 #include "ortkit/core/files.h"
 

@@ -138,6 +138,17 @@ Result<std::vector<NamedTensor>> RunSide(Runtime& runtime, const ModelSource& sh
   const ModelSource& model = side.model.empty() ? shared : side.model;
   auto session = OpenModel(runtime, model, side.config);
   if (!session.ok()) return MakeError(session.error().kind, WithLabel(side.label, session.error().message));
+  // A side with a model of its own (a fixed or converted copy) may have dropped inputs that no node
+  // read: it is fed the inputs it declares.
+  std::vector<NamedTensor> declared_inputs;
+  if (!side.model.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(**session));
+    for (const auto& input : inputs) {
+      if (std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == input.name; }))
+        declared_inputs.push_back(NamedTensor{input.name, input.tensor.Clone()});
+    }
+    inputs = declared_inputs;
+  }
   const auto start = std::chrono::steady_clock::now();
   auto outputs = RunSession(**session, RunRequest{inputs, {}});
   run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -66,7 +66,8 @@ struct CrossCheckReport {
 };
 
 /// Runs `inputs` once through each side and compares every output of side B with side A's.
-/// A side whose `model` is empty loads `model`. Each session is created, run and released before
+/// A side whose `model` is empty loads `model`; a side with a model of its own is fed only the inputs it
+/// declares (a fixed copy may have dropped unused ones). Each session is created, run and released before
 /// the next is created, so at most one is held at a time. Errors (a model that does not load on a
 /// side, inputs that do not fit) are prefixed with the side's label.
 Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,

@@ -1,0 +1,400 @@
+#include "ortkit/repair/model_fix.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/check/lint.h"
+#include "ortkit/check/onnx_checker.h"
+#include "ortkit/model/external_data.h"
+#include "ortkit/model/model_file.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/validate/sweep.h"
+
+namespace ortkit {
+namespace {
+
+/// The codes of check's rules on `model`, each once, in the order found.
+std::vector<std::string> RuleCodes(const onnx::ModelProto& model) {
+  std::vector<std::string> codes;
+  for (const auto& d : LintModel(model)) {
+    if (std::find(codes.begin(), codes.end(), d.code) == codes.end()) codes.push_back(d.code);
+  }
+  return codes;
+}
+
+bool Contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+/// The passes to run: those --only names, else those a finding calls for (and the ones that always run).
+std::vector<const FixPass*> SelectPasses(const std::vector<std::string>& only, const std::vector<std::string>& found) {
+  std::vector<const FixPass*> passes;
+  for (const auto& pass : FixPasses()) {
+    bool wanted = only.empty() ? pass.always : Contains(only, pass.name);
+    for (auto code : pass.codes) wanted = wanted || Contains(only.empty() ? found : only, code);
+    if (wanted) passes.push_back(&pass);
+  }
+  return passes;
+}
+
+struct Applied {
+  onnx::ModelProto model;
+  std::vector<FixChange> changes;
+  std::vector<FixRefusal> refusals;
+  std::vector<const FixPass*> changed;  ///< the passes that changed something
+  std::map<std::string, std::int64_t> proof_sizes;
+};
+
+Applied ApplyPasses(const onnx::ModelProto& original, const std::vector<const FixPass*>& passes,
+                    const FixPassOptions& options) {
+  Applied applied{original, {}, {}, {}};
+  for (const auto* pass : passes) {
+    auto result = pass->apply(applied.model, options);
+    if (result.changed()) applied.changed.push_back(pass);
+    applied.proof_sizes.insert(result.proof_sizes.begin(), result.proof_sizes.end());
+    applied.changes.insert(applied.changes.end(), result.changes.begin(), result.changes.end());
+    applied.refusals.insert(applied.refusals.end(), result.refusals.begin(), result.refusals.end());
+  }
+  return applied;
+}
+
+bool HasPurpose(const std::vector<const FixPass*>& passes, FixPurpose purpose) {
+  return std::any_of(passes.begin(), passes.end(), [&](const FixPass* p) { return p->purpose == purpose; });
+}
+
+Result<std::string> Serialize(const onnx::ModelProto& model) {
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return MakeError(ErrorKind::kInternal, "the fixed model could not be serialised");
+  return bytes;
+}
+
+/// What a failed proof blames: a pass to refuse (the search starts again without it), or nothing (the
+/// fix fails as a whole).
+struct Verdict {
+  const FixPass* refuse = nullptr;
+  std::string reason;
+};
+
+/// The pass to blame for outputs that differ or a model that stops running: the one whose change is
+/// numeric (float64) or whose purpose is a new shape (static-batch), the last applied first.
+const FixPass* Suspect(const std::vector<const FixPass*>& changed) {
+  for (auto it = changed.rbegin(); it != changed.rend(); ++it) {
+    if ((*it)->name == "float64" || (*it)->purpose == FixPurpose::kOtherBatches) return *it;
+  }
+  return nullptr;
+}
+
+/// Everything a proof needs, for one attempt.
+struct ProofContext {
+  Runtime& runtime;
+  const ModelFixOptions& options;
+  const onnx::ModelProto& original;  ///< external data inlined
+  const Applied& applied;            ///< applied.model: the fixed model, shapes inferred
+  const std::string& fixed_bytes;
+  ModelFixReport& report;
+  /// options.proof, with the sizes the original was traced at where --dim gives none.
+  ConversionProofOptions proof;
+};
+
+/// The fixed model against the original (or, when a fix is meant to change the outputs, against the
+/// original with only those fixes applied), at the shapes where that runs.
+Result<Verdict> CompareWithOriginal(ProofContext& c) {
+  std::vector<const FixPass*> meant_to_change;
+  for (const auto* p : c.applied.changed) {
+    if (p->purpose == FixPurpose::kInferenceMode) meant_to_change.push_back(p);
+  }
+  std::string baseline_bytes;
+  onnx::ModelProto baseline = c.original;
+  ModelSource source{c.options.model, {}};
+  c.report.baseline = "the original";
+  if (!meant_to_change.empty()) {
+    baseline = ApplyPasses(c.original, meant_to_change, c.options.passes).model;
+    ORTKIT_ASSIGN_OR_RETURN(baseline_bytes, Serialize(baseline));
+    source = ModelSource{{}, baseline_bytes};
+    c.report.baseline =
+        "the original with its training-mode nodes in inference form (those fixes change the outputs on purpose)";
+  }
+  auto proof = ProveConversion(c.runtime, source, c.fixed_bytes, baseline, c.proof);
+  if (!proof.ok()) {
+    if (proof.error().message.rfind("original: ", 0) == 0) {
+      c.report.evidence.push_back(
+          {"the original runs here, so the outputs can be compared", false, proof.error().message});
+      c.report.diagnoses.push_back(Diagnose("fix.not-proven", proof.error().message));
+      return Verdict{};
+    }
+    if (const auto* suspect = Suspect(c.applied.changed)) return Verdict{suspect, proof.error().message};
+    c.report.diagnoses.push_back(Diagnose("fix.breaks-model", proof.error().message));
+    return Verdict{};
+  }
+  c.report.proof = std::move(proof).value();
+  const double worst = c.report.proof->MaxAbsError();
+  const bool held = c.report.proof->Passed();
+  c.report.evidence.push_back({fmt::format("the outputs match {} within tolerance", c.report.baseline), held,
+                               fmt::format("largest absolute error {:.3g}", worst)});
+  if (held) return Verdict{};
+  if (const auto* suspect = Suspect(c.applied.changed))
+    return Verdict{suspect, fmt::format("the outputs then differ from the original's (largest error {:.3g})", worst)};
+  c.report.diagnoses.push_back(Diagnose(
+      "fix.outputs-differ",
+      fmt::format("the fixed model's outputs differ from the original's (largest error {:.3g})", worst), Location{}));
+  return Verdict{};
+}
+
+/// Runs the fixed model at several sizes of its batch dimension, row i of a batch against row i alone.
+Result<FixEvidence> BatchSweep(ProofContext& c, std::vector<std::int64_t> sizes, const std::string& claim) {
+  ORTKIT_ASSIGN_OR_RETURN(auto session, Session::CreateFromBytes(c.runtime, c.fixed_bytes, c.proof.session));
+  ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(*session));
+  const std::string batch = DetectBatchDim(NameUnnamedAxes(specs));
+  if (batch.empty()) return FixEvidence{claim, false, "the fixed model's inputs share no batch dimension"};
+  SweepOptions sweep;
+  sweep.axes = {SweepAxis{batch, std::move(sizes)}};
+  sweep.base = c.proof.inputs;
+  sweep.base.dims.erase(batch);
+  sweep.tolerance = c.proof.tolerance;
+  sweep.batch_dim = batch;
+  ORTKIT_ASSIGN_OR_RETURN(auto report, RunSweep(*session, c.applied.model, sweep));
+  double worst = 0;
+  for (const auto& cell : report.cells) {
+    worst = std::max(worst, cell.batch_max_abs_error);
+    if (cell.state == SweepCell::State::kPassed) continue;
+    const std::string why = cell.diagnoses.empty() ? "it fails" : cell.diagnoses.front().message;
+    return FixEvidence{claim, false, why};
+  }
+  return FixEvidence{claim, true,
+                     fmt::format("{} = {}: every run passed, rows agree (largest error {:.3g})", batch,
+                                 fmt::join(sweep.axes.front().values, ", "), worst)};
+}
+
+/// The same inputs twice through the fixed model: a model in inference mode gives the same outputs.
+Result<FixEvidence> SameTwice(ProofContext& c) {
+  const std::string claim = "the fixed model gives the same outputs twice (no training-mode randomness)";
+  ORTKIT_ASSIGN_OR_RETURN(auto session, Session::CreateFromBytes(c.runtime, c.fixed_bytes, c.proof.session));
+  ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(*session));
+  ORTKIT_ASSIGN_OR_RETURN(auto inputs, SynthesizeInputs(specs, AnalyzeInputValues(c.applied.model), c.proof.inputs));
+  ToleranceRules exact;
+  exact.atol = 0;
+  exact.rtol = 0;
+  const SessionConfig& config = c.proof.session;
+  ORTKIT_ASSIGN_OR_RETURN(auto report,
+                          CrossCheck(c.runtime, ModelSource{{}, c.fixed_bytes}, config, config, inputs, exact));
+  return FixEvidence{claim, report.Passed(),
+                     report.Passed() ? "every output identical" : "the outputs differ between runs"};
+}
+
+/// Sizes to run a batch at: 1, 2, 5, the traced size (the first dimension the original's inputs fix,
+/// or the size a fix says the original was traced at) and one above it.
+std::vector<std::int64_t> BatchSizesAround(const onnx::ModelProto& original, const InputPlan& plan) {
+  std::set<std::int64_t> sizes = {1, 2, 5};
+  std::int64_t traced = 0;
+  for (const auto& input : original.graph().input()) {
+    const auto& type = input.type();
+    if (!type.has_tensor_type() || type.tensor_type().shape().dim_size() < 2) continue;
+    const auto& first = type.tensor_type().shape().dim(0);
+    if (first.has_dim_value())
+      traced = first.dim_value();
+    else if (auto it = plan.dims.find(first.dim_param()); it != plan.dims.end())
+      traced = it->second;
+    break;
+  }
+  if (traced > 0 && traced <= 1024) sizes.insert({traced, traced + 3});
+  return {sizes.begin(), sizes.end()};
+}
+
+/// Each applied fix's purpose, run: a verdict against the first pass whose purpose does not hold.
+Result<Verdict> ProvePurposes(ProofContext& c) {
+  for (const auto* pass : c.applied.changed) {
+    FixEvidence evidence;
+    if (pass->purpose == FixPurpose::kOtherBatches) {
+      ORTKIT_ASSIGN_OR_RETURN(evidence, BatchSweep(c, BatchSizesAround(c.original, c.proof.inputs),
+                                                   "other batch sizes run, each row equal to that row run alone"));
+    } else if (pass->purpose == FixPurpose::kInferenceMode) {
+      ORTKIT_ASSIGN_OR_RETURN(evidence, SameTwice(c));
+    } else {
+      continue;
+    }
+    const bool held = evidence.held;
+    const std::string detail = evidence.detail;
+    c.report.evidence.push_back(std::move(evidence));
+    if (!held) return Verdict{pass, detail};
+  }
+  return Verdict{};
+}
+
+/// The checker on the fixed model: its errors stop the fix.
+/// The fixed model keeps the value_info inferred for its new shapes; its declared outputs stay as the
+/// fixes left them (inference would narrow them to what constants inside the graph give).
+void CheckFixed(onnx::ModelProto& fixed, ModelFixReport& report) {
+  onnx::ModelProto inferred = fixed;
+  RunShapeInference(inferred);
+  *fixed.mutable_graph()->mutable_value_info() = inferred.graph().value_info();
+  for (auto& d : RunChecker(inferred).diagnoses) report.diagnoses.push_back(std::move(d));
+}
+
+/// Whether a code the fixes answered is gone from check's findings.
+void EvidenceFromCheck(const std::vector<FixChange>& changes, ModelFixReport& report) {
+  std::set<std::string> answered;
+  for (const auto& change : changes) {
+    if (!change.code.empty()) answered.insert(change.code);
+  }
+  for (const auto& code : answered) {
+    const bool gone = !Contains(report.codes_after, code);
+    report.evidence.push_back({fmt::format("check no longer reports {}", code), gone,
+                               gone ? "" : "check still reports it: another input or node has the same defect"});
+  }
+}
+
+/// One attempt with `passes`: apply, check, compare, prove each purpose. Returns the pass to refuse
+/// when a proof blames one (the caller tries again without it); otherwise the report is final.
+Result<Verdict> Attempt(Runtime& runtime, const ModelFixOptions& options, const onnx::ModelProto& original,
+                        const std::vector<const FixPass*>& passes, ModelFixReport& report, Applied& applied) {
+  applied = ApplyPasses(original, passes, options.passes);
+  report.changes = applied.changes;
+  report.refusals = applied.refusals;
+  report.diagnoses.clear();
+  report.passes_run.clear();
+  for (const auto* p : passes) report.passes_run.emplace_back(p->name);
+  report.evidence.clear();
+  report.proof.reset();
+  if (applied.changes.empty() || options.dry_run) return Verdict{};
+  CheckFixed(applied.model, report);
+  if (report.Failed()) return Verdict{};
+  ORTKIT_ASSIGN_OR_RETURN(auto bytes, Serialize(applied.model));
+  ProofContext context{runtime, options, original, applied, bytes, report, options.proof};
+  context.proof.inputs.dims.insert(applied.proof_sizes.begin(), applied.proof_sizes.end());
+  ORTKIT_ASSIGN_OR_RETURN(auto verdict, CompareWithOriginal(context));
+  if (verdict.refuse != nullptr || report.Failed()) return verdict;
+  ORTKIT_ASSIGN_OR_RETURN(verdict, ProvePurposes(context));
+  if (verdict.refuse != nullptr) return verdict;
+  report.codes_after = RuleCodes(applied.model);
+  EvidenceFromCheck(applied.changes, report);
+  return Verdict{};
+}
+
+/// Findings of check that no pass handles (or that --only leaves out), for the report.
+std::vector<std::string> NotHandled(const std::vector<std::string>& found, const std::vector<const FixPass*>& passes) {
+  std::vector<std::string> left;
+  for (const auto& code : found) {
+    const bool handled = std::any_of(passes.begin(), passes.end(), [&](const FixPass* p) {
+      return std::find(p->codes.begin(), p->codes.end(), code) != p->codes.end();
+    });
+    if (!handled) left.push_back(code);
+  }
+  return left;
+}
+
+Status Write(const ModelFixOptions& options, const onnx::ModelProto& fixed, ModelFixReport& report) {
+  std::uint64_t weights = 0;
+  for (const auto& t : fixed.graph().initializer()) weights += t.ByteSizeLong();
+  report.external_data = options.external_data || weights > kMaxInlinedBytes;
+  ORTKIT_RETURN_IF_ERROR(WriteModel(fixed, options.out, report.external_data));
+  report.written = true;
+  return OkStatus();
+}
+
+}  // namespace
+
+bool ModelFixReport::Failed() const { return WorstSeverity(diagnoses) == Severity::kError; }
+
+Status ValidateFixSelection(const std::vector<std::string>& only) {
+  std::vector<std::string> valid;
+  for (const auto& pass : FixPasses()) {
+    valid.emplace_back(pass.name);
+    valid.insert(valid.end(), pass.codes.begin(), pass.codes.end());
+  }
+  for (const auto& entry : only) {
+    if (Contains(valid, entry)) continue;
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--only '{}' is neither a fix nor a code fix handles; valid: {}", entry, fmt::join(valid, ", ")));
+  }
+  return OkStatus();
+}
+
+Result<ModelFixReport> FixModelFile(Runtime& runtime, const ModelFixOptions& options) {
+  ORTKIT_RETURN_IF_ERROR(ValidateFixSelection(options.only));
+  ModelFixReport report;
+  report.model = options.model.string();
+  report.out = options.out.string();
+  report.dry_run = options.dry_run;
+  ModelLoad load = LoadModelFile(options.model);
+  if (load.model == nullptr) {
+    report.diagnoses = std::move(load.diagnoses);
+    report.io_error = load.io_error;
+    return report;
+  }
+  onnx::ModelProto original = *load.model->proto;
+  ORTKIT_RETURN_IF_ERROR(InlineExternalData(original, load.model->BaseDirectory(), kMaxInlinedBytes,
+                                            "fix holds the weights in memory to fix and prove the model",
+                                            "models this large are not fixed here"));
+  report.codes_found = RuleCodes(original);
+  auto passes = SelectPasses(options.only, report.codes_found);
+  report.not_handled = NotHandled(report.codes_found, passes);
+  Applied applied;
+  std::vector<FixRefusal> refused;  // fixes whose proof failed: the attempts after go without them
+  std::vector<Diagnosis> refused_diagnoses;
+  for (;;) {
+    ORTKIT_ASSIGN_OR_RETURN(auto verdict, Attempt(runtime, options, original, passes, report, applied));
+    if (verdict.refuse == nullptr) break;
+    // The code check reported, of those the pass answers.
+    std::string code(verdict.refuse->codes.front());
+    for (auto c : verdict.refuse->codes) {
+      if (Contains(report.codes_found, c)) {
+        code = c;
+        break;
+      }
+    }
+    refused.push_back({code, fmt::format("fix '{}'", verdict.refuse->name), "refused by its proof: " + verdict.reason});
+    refused_diagnoses.push_back(
+        Diagnose("fix.refused", fmt::format("fix '{}' refused: {}", verdict.refuse->name, verdict.reason)));
+    std::erase(passes, verdict.refuse);
+  }
+  report.refusals.insert(report.refusals.end(), refused.begin(), refused.end());
+  report.diagnoses.insert(report.diagnoses.end(), refused_diagnoses.begin(), refused_diagnoses.end());
+  if (report.changes.empty() && refused.empty())
+    report.diagnoses.push_back(Diagnose("fix.nothing-to-fix", "no fix applies to this model"));
+  SortBySeverity(report.diagnoses);
+  if (report.dry_run || report.Failed() || report.changes.empty()) return report;
+  ORTKIT_RETURN_IF_ERROR(Write(options, applied.model, report));
+  return report;
+}
+
+void to_json(nlohmann::json& json, const ModelFixReport& report) {
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : report.changes)
+    changes.push_back({{"code", c.code}, {"target", c.target}, {"change", c.change}});
+  nlohmann::json refusals = nlohmann::json::array();
+  for (const auto& r : report.refusals)
+    refusals.push_back({{"code", r.code}, {"target", r.target}, {"reason", r.reason}});
+  nlohmann::json evidence = nlohmann::json::array();
+  for (const auto& e : report.evidence)
+    evidence.push_back({{"claim", e.claim}, {"held", e.held}, {"detail", e.detail}});
+  json = {{"model", report.model},
+          {"out", report.out},
+          {"dry_run", report.dry_run},
+          {"written", report.written},
+          {"external_data", report.external_data},
+          {"codes_found", report.codes_found},
+          {"passes", report.passes_run},
+          {"changes", changes},
+          {"refusals", refusals},
+          {"not_handled", report.not_handled},
+          {"baseline", report.baseline},
+          {"evidence", evidence},
+          {"codes_after", report.codes_after},
+          {"diagnoses", report.diagnoses}};
+  if (report.proof) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto& t : report.proof->trials) trials.push_back(t.ToJson());
+    json["proof"] = {
+        {"passed", report.proof->Passed()}, {"max_abs_error", report.proof->MaxAbsError()}, {"trials", trials}};
+  }
+}
+
+}  // namespace ortkit

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# ortkit fix (~40 s) on real exports: the gallery's static batch (PyTorch's default exporter, whose Reshape
+# constants bake the batch too), training mode, baked batch (TorchScript tracer) and float64 leak; a
+# TorchScript export with its weights listed as inputs; a real third-party model with a fixed batch. Each
+# written model passes `ortkit check` without the finding, and `ortkit validate` against the framework's
+# own outputs; onnxruntime in Python (an independent oracle) runs the fixed static-batch model at batch 7.
+# A graph that bakes the batch beyond its Reshapes is refused with the reason and nothing written.
+source "$2/tests/support/e2e.sh"
+need_python
+export PYTHONPATH="$src/python" TF_CPP_MIN_LOG_LEVEL=2
+start=$SECONDS
+"$python" "$src/tests/gallery/build_torch.py" "$work" 04-static-batch 05-training-mode 06-baked-batch 07-float64-leak \
+  >"$work/torch.log" 2>&1 || { cat "$work/torch.log" >&2; fail "gallery export"; }
+# Weights listed as graph inputs, as TorchScript exports with keep_initializers_as_inputs=True (and as many
+# third-party converters write them).
+"$python" - "$work/weights-as-inputs" "$src/tests/gallery" <<'PY' || fail "weights-as-inputs export"
+import os, sys
+import torch
+sys.path.insert(0, sys.argv[2])
+import torch_models as m
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+model = m.encoder().eval()
+torch.onnx.export(model, (torch.randn(2, 16, 64),), f"{out}/model.onnx", dynamo=False, opset_version=17,
+                  keep_initializers_as_inputs=True, input_names=["x"], output_names=["y"],
+                  dynamic_axes={"x": {0: "batch", 1: "seq_len"}, "y": {0: "batch", 1: "seq_len"}})
+PY
+echo "exported in $((SECONDS - start)) s"
+
+# fix CASE CODE: fixes $work/CASE/model.onnx, which must be written with CODE fixed and every claim held.
+fix_written() {
+  local case="$1" code="$2"
+  expect_rc 0 "$ortkit" fix "$work/$case/model.onnx" --out "$work/$case/fixed.onnx" --format json
+  cp "$work/out" "$work/$case.fix.json"
+  python3 - "$work/$case.fix.json" "$case" "$code" <<'PY' || fail "$case: fix report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+case, code = sys.argv[2], sys.argv[3]
+assert r["written"], r
+assert code in r["codes_found"] and code not in r["codes_after"], (code, r["codes_found"], r["codes_after"])
+assert any(c["code"] == code for c in r["changes"]), r["changes"]
+assert r["evidence"] and all(e["held"] for e in r["evidence"]), r["evidence"]
+assert r["proof"]["passed"], r["proof"]
+print(f"{case}: {len(r['changes'])} changes, passes {r['passes']}, max error {r['proof']['max_abs_error']:.3g}")
+PY
+  # check passes on the written model (the finding gone), and validate holds it to PyTorch's own outputs.
+  expect_rc 0 "$ortkit" check "$work/$case/fixed.onnx" --format json
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); c=[d['code'] for l in r['layers'] for d in l['diagnoses']]; assert sys.argv[2] not in c, c" \
+    "$work/out" "$code" || fail "$case: check still reports $code"
+}
+
+fix_written 04-static-batch graph.static-batch
+grep -q '"graph.baked-batch-reshape"' "$work/04-static-batch.fix.json" || fail "04: the Reshape constants were not made relative"
+expect_rc 0 "$ortkit" validate "$work/04-static-batch/fixed.onnx" --reference "$work/04-static-batch/test_data_set_0"
+# An independent oracle: onnxruntime in Python runs the fixed model at batch 7, row 3 as it runs alone.
+"$python" - "$work/04-static-batch/fixed.onnx" <<'PY' || fail "04: onnxruntime at batch 7"
+import sys
+import numpy as np
+import onnxruntime as ort
+s = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"])
+x = np.random.default_rng(0).standard_normal((7, 16, 64)).astype(np.float32)
+y = s.run(None, {"x": x})[0]
+alone = s.run(None, {"x": x[3:4]})[0]
+assert y.shape == (7, 16, 64), y.shape
+assert np.allclose(y[3:4], alone, atol=1e-5), float(np.abs(y[3:4] - alone).max())
+PY
+
+fix_written 05-training-mode graph.training-dropout
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert 'inference form' in r['baseline'], r['baseline']" \
+  "$work/05-training-mode.fix.json" || fail "05: baseline"
+
+fix_written 07-float64-leak graph.float64-mixed
+expect_rc 0 "$ortkit" validate "$work/07-float64-leak/fixed.onnx" --reference "$work/07-float64-leak/test_data_set_0"
+
+fix_written weights-as-inputs graph.initializer-as-input
+"$python" -c "import onnx,sys; m=onnx.load(sys.argv[1]); n=[i.name for i in m.graph.input]; assert n==['x'], n" \
+  "$work/weights-as-inputs/fixed.onnx" || fail "weights-as-inputs: the weights are still inputs"
+
+# The tracer's export bakes the batch beyond its Reshapes (a [batch * heads, ...] constant): refused, with the
+# node that fails at another batch, and nothing written.
+expect_rc 1 "$ortkit" fix "$work/06-baked-batch/model.onnx" --out "$work/06-baked-batch/fixed.onnx"
+expect_msg "fix.refused"
+expect_msg "NOT FIXED"
+expect_msg "at batch=1"
+[ ! -e "$work/06-baked-batch/fixed.onnx" ] || fail "06: a refused fix wrote a model"
+
+# A real third-party model with its batch fixed in the file.
+if [ -f "$src/.deps/realmodels/oww-alexa.onnx" ]; then
+  expect_rc 0 "$ortkit" fix "$src/.deps/realmodels/oww-alexa.onnx" --out "$work/alexa.onnx"
+  expect_msg "FIXED: wrote"
+  expect_rc 0 "$ortkit" run "$work/alexa.onnx" --dim batch=6
+fi
+
+# The plan without writing; flags that make no sense are usage errors naming the flag.
+expect_rc 0 "$ortkit" fix "$work/04-static-batch/model.onnx" --dry-run
+expect_msg "DRY RUN"
+expect_msg "fixes planned"
+expect_rc 2 "$ortkit" fix "$work/04-static-batch/model.onnx" --out "$work/x.onnx" --only no-such-fix
+expect_msg "--only 'no-such-fix'"
+expect_rc 2 "$ortkit" fix "$work/04-static-batch/model.onnx"
+expect_msg "--out"
+expect_rc 2 "$ortkit" fix "$work/04-static-batch/model.onnx" --out "$work/04-static-batch/model.onnx"
+echo "fix: every case as expected in $((SECONDS - start)) s"

@@ -1,0 +1,229 @@
+// ortkit fix on models written here: each pass's edit, the proofs that accept or refuse it, and that
+// nothing is written unless every proof holds. Real ONNX Runtime sessions run every proof.
+#include <algorithm>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ortkit/check/lint.h"
+#include "ortkit/model/model_file.h"
+#include "ortkit/repair/model_fix.h"
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FixTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto created = Runtime::Create();
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    runtime_ = std::move(created).value();
+  }
+
+  ModelFixReport Fix(const std::string& text, std::vector<std::string> only = {}, bool dry_run = false) {
+    ModelFixOptions options;
+    options.model = dir_.WriteModel("model.onnx", testing::ParseModelText(text));
+    options.out = dir_.path() / "fixed.onnx";
+    options.only = std::move(only);
+    options.dry_run = dry_run;
+    auto report = FixModelFile(*runtime_, options);
+    EXPECT_TRUE(report.ok()) << report.error().message;
+    return report.ok() ? std::move(report).value() : ModelFixReport{};
+  }
+
+  onnx::ModelProto Fixed() {
+    auto load = LoadModelFile(dir_.path() / "fixed.onnx");
+    EXPECT_NE(load.model, nullptr);
+    return load.model ? *load.model->proto : onnx::ModelProto{};
+  }
+
+  bool Written() const { return fs::exists(dir_.path() / "fixed.onnx"); }
+
+  std::unique_ptr<Runtime> runtime_;
+  testing::TempDir dir_;
+};
+
+bool HasCode(const std::vector<Diagnosis>& diagnoses, const std::string& code) {
+  return std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& d) { return d.code == code; });
+}
+
+bool AllHeld(const ModelFixReport& report) {
+  return !report.evidence.empty() &&
+         std::all_of(report.evidence.begin(), report.evidence.end(), [](const FixEvidence& e) { return e.held; });
+}
+
+std::string Dim0(const onnx::ValueInfoProto& value) {
+  const auto& dim = value.type().tensor_type().shape().dim(0);
+  return dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.dim_param();
+}
+
+TEST_F(FixTest, StaticBatchBecomesSymbolicAndOtherBatchesRun) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 3] x) => (float[4, 3] y) { y = Relu(x) })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report));
+  const auto fixed = Fixed();
+  EXPECT_EQ(Dim0(fixed.graph().input(0)), "batch");
+  EXPECT_EQ(Dim0(fixed.graph().output(0)), "batch");
+  EXPECT_TRUE(std::find(report.codes_found.begin(), report.codes_found.end(), "graph.static-batch") !=
+              report.codes_found.end());
+  EXPECT_TRUE(std::find(report.codes_after.begin(), report.codes_after.end(), "graph.static-batch") ==
+              report.codes_after.end());
+}
+
+TEST_F(FixTest, BakedReshapeIsMadeRelativeAndProvenAtOtherBatches) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 2, 3] x) => (float[4, 6] y) <int64[2] shape = {4, 6}> {
+      r = Reshape(x, shape)
+      y = Relu(r)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report));
+  bool rewritten = false;
+  for (const auto& c : report.changes) rewritten |= c.code == "graph.baked-batch-reshape";
+  EXPECT_TRUE(rewritten);
+}
+
+TEST_F(FixTest, GraphThatBakesTheBatchIsRefusedAndNothingWritten) {
+  // The bias has the traced batch as its first dimension: no edit of the interface makes batch 2 work.
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 3] x) => (float[4, 3] y) <float[4, 3] bias = {1,2,3,4,5,6,7,8,9,10,11,12}> {
+      y = Add(x, bias)
+    })");
+  EXPECT_FALSE(report.written);
+  EXPECT_FALSE(Written());
+  EXPECT_TRUE(HasCode(report.diagnoses, "fix.refused"));
+  ASSERT_FALSE(report.refusals.empty());
+  EXPECT_NE(report.refusals.back().reason.find("refused by its proof"), std::string::npos);
+}
+
+TEST_F(FixTest, TrainingDropoutLosesItsTrainingModeAndGivesTheSameOutputsTwice) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 8] x) => (float[N, 8] y) <float ratio = {0.5}, bool training = {1}> {
+      y = Dropout(x, ratio, training)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report));
+  EXPECT_EQ(Fixed().graph().node(0).input_size(), 2);
+  EXPECT_NE(report.baseline.find("inference form"), std::string::npos);
+}
+
+TEST_F(FixTest, TrainingBatchNormDropsItsStatisticsOutputs) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 15]>
+    g (float[N, 2, 4] x) => (float[N, 2, 4] y)
+      <float[2] s = {1, 1}, float[2] b = {0, 0}, float[2] m = {0, 0}, float[2] v = {1, 1}> {
+      y, rm, rv = BatchNormalization <training_mode = 1> (x, s, b, m, v)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report));
+  const auto fixed = Fixed();
+  EXPECT_EQ(fixed.graph().node(0).output_size(), 1);
+  EXPECT_FALSE(HasCode(LintModel(fixed), "graph.training-batchnorm"));
+}
+
+TEST_F(FixTest, InitializersListedAsInputsStayInitializersOnly) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 2] x, float[2] w) => (float[N, 2] y) <float[2] w = {1, 2}> { y = Mul(x, w) })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  ASSERT_EQ(fixed.graph().input_size(), 1);
+  EXPECT_EQ(fixed.graph().input(0).name(), "x");
+  EXPECT_TRUE(report.proof && report.proof->Passed());
+}
+
+TEST_F(FixTest, Float64IslandBecomesFloat32WithinTolerance) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[N, 3] y) <double[1] k = {0.5}> {
+      d = Cast <to = 11> (x)
+      m = Mul(d, k)
+      y = Cast <to = 1> (m)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  EXPECT_EQ(fixed.graph().initializer(0).data_type(), onnx::TensorProto::FLOAT);
+  EXPECT_FALSE(HasCode(LintModel(fixed), "graph.float64-mixed"));
+  EXPECT_TRUE(report.proof && report.proof->Passed());
+}
+
+TEST_F(FixTest, Float64ThatFloat32CannotHoldIsRefusedByTheNumbers) {
+  // x + 1e10 - 1e10 is x in float64 and 0 (or 1024-steps) in float32: the outputs would move.
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[N, 3] y) <double[1] big = {1e10}> {
+      d = Cast <to = 11> (x)
+      a = Add(d, big)
+      s = Sub(a, big)
+      y = Cast <to = 1> (s)
+    })");
+  EXPECT_FALSE(report.written);
+  EXPECT_FALSE(Written());
+  EXPECT_TRUE(HasCode(report.diagnoses, "fix.refused"));
+}
+
+TEST_F(FixTest, DeadCodeUnusedInputsAndDuplicateInitializersGo) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 2] x, float[N, 2] unused) => (float[N, 2] y) <float[2] a = {1, 2}, float[2] b = {1, 2}> {
+      p = Mul(x, a)
+      y = Add(p, b)
+      dead = Relu(x)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  EXPECT_EQ(fixed.graph().node_size(), 2);
+  EXPECT_EQ(fixed.graph().input_size(), 1);
+  EXPECT_EQ(fixed.graph().initializer_size(), 1);
+  EXPECT_TRUE(report.proof && report.proof->Passed());
+}
+
+TEST_F(FixTest, TwoNamesForOneSizeBecomeOne) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[a, 3] x, float[b, 3] z) => (float[a, 3] y) { y = Add(x, z) })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  EXPECT_EQ(Dim0(fixed.graph().input(1)), "a");
+  EXPECT_FALSE(HasCode(LintModel(fixed), "shape.dim-name-inconsistent"));
+}
+
+TEST_F(FixTest, DryRunPlansAndWritesNothing) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 3] x) => (float[4, 3] y) { y = Relu(x) })",
+                          {}, /*dry_run=*/true);
+  EXPECT_FALSE(report.changes.empty());
+  EXPECT_FALSE(report.written);
+  EXPECT_FALSE(Written());
+}
+
+TEST_F(FixTest, OnlyLimitsThePassesAndUnknownNamesAreErrors) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 3] x, float[4, 3] unused) => (float[4, 3] y) { y = Relu(x) })",
+                          {"graph.unused-input"});
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_EQ(Dim0(Fixed().graph().input(0)), "4");  // static-batch was not asked for
+  EXPECT_EQ(Fixed().graph().input_size(), 1);
+  EXPECT_FALSE(ValidateFixSelection({"no-such-fix"}).ok());
+}
+
+TEST_F(FixTest, HealthyModelHasNothingToFix) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[N, 3] y) { y = Relu(x) })");
+  EXPECT_FALSE(report.written);
+  EXPECT_TRUE(HasCode(report.diagnoses, "fix.nothing-to-fix"));
+  EXPECT_FALSE(report.Failed());
+}
+
+TEST_F(FixTest, UnreadableModelIsAReportNotACrash) {
+  ModelFixOptions options;
+  options.model = dir_.Write("broken.onnx", "not a model at all");
+  options.out = dir_.path() / "fixed.onnx";
+  auto report = FixModelFile(*runtime_, options);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->Failed());
+  EXPECT_FALSE(Written());
+}
+
+}  // namespace
+}  // namespace ortkit

@@ -1,0 +1,189 @@
+// ortkit fix MODEL --out FILE: the mechanical fixes for what check finds, proven before anything is written.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "input_flags.h"
+#include "ortkit/doctor/export_record.h"
+#include "ortkit/repair/model_fix.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FixFlags {
+  fs::path model;
+  fs::path out;
+  std::vector<std::string> only;
+  bool dry_run = false;
+  bool keep_overridable = false;
+  bool external_data = false;
+  std::vector<std::string> dims;
+  std::uint64_t seed = 0;
+  std::optional<double> atol;
+  std::optional<double> rtol;
+  std::string format = "text";
+};
+
+std::string ChangesText(const ModelFixReport& report, const Style& style) {
+  std::string out;
+  if (!report.changes.empty()) {
+    out += fmt::format("\n  {} ({}):\n", report.dry_run ? "fixes planned" : "fixes applied",
+                       fmt::join(report.passes_run, ", "));
+    Table table({"code", "target", "change"});
+    for (const auto& c : report.changes) table.AddRow({c.code.empty() ? "-" : c.code, c.target, c.change});
+    out += table.Render(style, "    ");
+  }
+  if (!report.refusals.empty()) {
+    out += "\n  left as they are:\n";
+    Table table({"code", "target", "why"});
+    for (const auto& r : report.refusals) table.AddRow({r.code, r.target, r.reason});
+    out += table.Render(style, "    ");
+  }
+  if (!report.not_handled.empty()) {
+    out += fmt::format("\n  not fixed mechanically: {} (`ortkit explain CODE` says how to fix each)\n",
+                       fmt::join(report.not_handled, ", "));
+  }
+  return out;
+}
+
+std::string EvidenceText(const ModelFixReport& report, const Style& style) {
+  std::string out;
+  if (!report.evidence.empty()) {
+    out += "\n  evidence:\n";
+    for (const auto& e : report.evidence) {
+      out += fmt::format("    {} {}{}\n", e.held ? style.Green("held  ") : style.Red("FAILED"), e.claim,
+                         e.detail.empty() ? "" : style.Dim(" (" + e.detail + ")"));
+    }
+  }
+  if (report.proof) {
+    out += fmt::format("\n  fixed model against {}, on the same synthesised inputs:\n", report.baseline);
+    Table table({"shape", "output", "max abs error", "mismatches", "result"}, {false, false, true, true, false});
+    for (const auto& trial : report.proof->trials) {
+      if (!trial.report) {
+        table.AddRow({trial.label, "-", "-", "-", style.Dim("skipped")});
+        continue;
+      }
+      for (const auto& o : trial.report->comparison.outputs) {
+        table.AddRow({trial.label, o.name, fmt::format("{:.3g}", o.max_abs_error), std::to_string(o.mismatches),
+                      o.passed ? style.Green("pass") : style.Red("DIFFERS")});
+      }
+    }
+    out += table.Render(style, "    ");
+  }
+  return out;
+}
+
+void PrintText(const ModelFixReport& report, const Style& style) {
+  std::string out =
+      fmt::format("{} {}{}\n", style.Bold("ortkit fix"), report.model, report.out.empty() ? "" : " -> " + report.out);
+  out += fmt::format("\n  check found: {}\n",
+                     report.codes_found.empty() ? "nothing" : fmt::format("{}", fmt::join(report.codes_found, ", ")));
+  out += ChangesText(report, style) + EvidenceText(report, style) + "\n";
+  for (const auto& d : report.diagnoses) out += RenderDiagnosis(d, style) + "\n";
+  if (report.written) {
+    out += fmt::format("{}: wrote {}{}\n", style.Green("FIXED"), report.out,
+                       report.external_data ? fmt::format(" and {}.data", report.out) : "");
+  } else if (report.dry_run) {
+    out += fmt::format("{}: nothing written\n", style.Bold("DRY RUN"));
+  } else if (report.Failed() || !report.refusals.empty()) {
+    out += fmt::format("{}: nothing written\n", style.Red("NOT FIXED"));
+  } else {
+    out += "nothing to fix: nothing written\n";
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+int Fail(const std::string& message, int code = kExitUsage) {
+  std::fprintf(stderr, "ortkit fix: %s\n", message.c_str());
+  return code;
+}
+
+/// The fix's options from the flags; a usage error names the flag.
+Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
+  ModelFixOptions options;
+  options.model = flags.model;
+  options.out = flags.out;
+  options.dry_run = flags.dry_run;
+  options.external_data = flags.external_data;
+  options.passes.keep_overridable = flags.keep_overridable;
+  options.only = flags.only;
+  ORTKIT_RETURN_IF_ERROR(ValidateFixSelection(options.only));
+  if (!flags.dry_run && flags.out.empty())
+    return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
+  std::error_code ec;
+  if (!flags.out.empty() && fs::exists(flags.out, ec) && fs::equivalent(flags.model, flags.out, ec)) {
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--out '{}' is the model being fixed; write the fixed model elsewhere", flags.out.string()));
+  }
+  InputFlags input_flags;
+  input_flags.dims = flags.dims;
+  input_flags.seed = flags.seed;
+  ORTKIT_ASSIGN_OR_RETURN(options.proof.inputs, ParsePlan(input_flags));
+  if (auto record = ReadExportRecord(flags.model.parent_path() / "export.json"); record.ok())
+    options.proof.inputs.dim_sums = record->dim_sums;
+  options.proof.tolerance.atol = flags.atol;
+  options.proof.tolerance.rtol = flags.rtol;
+  ORTKIT_RETURN_IF_ERROR(options.proof.tolerance.Validate());
+  return options;
+}
+
+int Run(const FixFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  auto options = FixOptionsFrom(flags);
+  if (!options.ok()) return Fail(options.error().message);
+  auto runtime = Runtime::Create();
+  if (!runtime.ok()) return Fail(runtime.error().message, ExitCodeFor(runtime.error().kind));
+  auto report = FixModelFile(**runtime, *options);
+  if (!report.ok()) return Fail(report.error().message, ExitCodeFor(report.error().kind));
+  if (format == Format::kJson) {
+    std::cout << JsonText(nlohmann::json(*report)) << "\n";
+  } else {
+    PrintText(*report, Style::ForStream(stdout));
+  }
+  if (report->io_error) return kExitUsage;
+  // A fix refused by its proof with nothing else to write leaves the model's defect in place.
+  const bool refused = std::any_of(report->diagnoses.begin(), report->diagnoses.end(),
+                                   [](const Diagnosis& d) { return d.code == "fix.refused"; });
+  return report->Failed() || (refused && !report->written && !report->dry_run) ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+void RegisterFix(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<FixFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "fix",
+      "Apply the mechanical fixes for what check finds (static batch, training mode, initializers as inputs, float64, "
+      "dead code, dimension names); written only when the fixed model is proven by running it");
+  cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", flags->out, "where to write the fixed model (required unless --dry-run)");
+  cmd->add_option("--only", flags->only, "apply only these fixes, by name or by diagnosis code (comma-separated)")
+      ->delimiter(',');
+  cmd->add_flag("--dry-run", flags->dry_run, "show the plan: what each fix would change; prove and write nothing");
+  cmd->add_flag("--keep-overridable", flags->keep_overridable,
+                "keep initializers that are listed as graph inputs (callers may feed them to override weights)");
+  cmd->add_flag("--external-data", flags->external_data,
+                "write tensors of 1 KiB or more to OUT.data beside the model (always when the weights pass 1.5 GiB)");
+  cmd->add_option("--dim", flags->dims, "size of a symbolic dimension for the shapes compared (batch=1)");
+  cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")->capture_default_str();
+  cmd->add_option("--atol", flags->atol, "absolute tolerance (default: per element type, as validate)");
+  cmd->add_option("--rtol", flags->rtol, "relative tolerance (default: per element type, as validate)");
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli

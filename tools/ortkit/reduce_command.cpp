@@ -1,0 +1,176 @@
+// ortkit reduce MODEL --fails CONDITION --out MIN.onnx: the smallest model that still fails the same
+// way, with its inputs and a Python script that shows the failure, for a bug report.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "bench_command.h"
+#include "commands.h"
+#include "input_flags.h"
+#include "ortkit/reduce/reduce.h"
+#include "ortkit/reduce/reproducer.h"
+#include "terminal.h"
+
+namespace ortkit::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kNodesListed = 20;
+
+struct ReduceFlags {
+  fs::path model;
+  fs::path out;
+  std::string fails = "auto";
+  std::string message;
+  std::optional<double> atol;
+  std::optional<double> rtol;
+  double time_budget_s = 180;
+  std::string provider = SessionConfig{}.provider;
+  InputFlags inputs;
+  std::string format = "text";
+};
+
+int Fail(const std::string& message, int code = kExitUsage) {
+  std::fprintf(stderr, "ortkit reduce: %s\n", message.c_str());
+  return code;
+}
+
+/// The reduction's options from the flags; a usage error names the flag.
+Result<ReduceOptions> OptionsFrom(const ReduceFlags& flags) {
+  ReduceOptions options;
+  ORTKIT_ASSIGN_OR_RETURN(options.condition, ParseFailureCondition(flags.fails));
+  options.message = flags.message;
+  options.tolerance.atol = flags.atol;
+  options.tolerance.rtol = flags.rtol;
+  ORTKIT_RETURN_IF_ERROR(options.tolerance.Validate());
+  if (!(flags.time_budget_s > 0)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--time-budget {} must be a number of seconds above 0", flags.time_budget_s));
+  }
+  options.time_budget = std::chrono::milliseconds(static_cast<std::int64_t>(flags.time_budget_s * 1000));
+  if (FindProvider(flags.provider) == nullptr) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--provider '{}' is not one of {}", flags.provider,
+                                                              fmt::join(KnownProviderNames(), ", ")));
+  }
+  options.session.provider = flags.provider;
+  options.seed = flags.inputs.seed;
+  std::error_code ec;
+  if (fs::exists(flags.out, ec) && fs::equivalent(flags.model, flags.out, ec)) {
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--out '{}' is the model being reduced; write the reduced model elsewhere", flags.out.string()));
+  }
+  return options;
+}
+
+std::string NodeList(const ReduceReport& report) {
+  std::vector<std::string> names;
+  for (const auto& n : report.nodes) names.push_back(n.op_type + " '" + n.name + "'");
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+void PrintText(const ReduceReport& report, const ReproducerFiles& files, const ReduceOptions& options,
+               const Style& style) {
+  std::string out = fmt::format("{} {} -> {}\n\n", style.Bold("ortkit reduce"), report.model, files.model.string());
+  out += fmt::format("  condition   {}{}\n", report.condition.ToString(),
+                     report.code.empty() ? "" : fmt::format(" ({})", report.code));
+  if (!report.node.empty()) out += fmt::format("  node        '{}' (named by the runtime, kept)\n", report.node);
+  out += fmt::format("  matched     {}\n", report.message);
+  out += fmt::format("  nodes       {} -> {}\n", report.original_nodes, report.nodes.size());
+  if (report.nodes.size() <= kNodesListed) out += fmt::format("  kept        {}\n", NodeList(report));
+  out += fmt::format("  candidates  {} in {:.1f} s (budget {:.3g} s)\n", report.candidates, report.seconds,
+                     std::chrono::duration<double>(options.time_budget).count());
+  if (report.budget_ran_out) {
+    out += style.Yellow("  the time budget ran out: this is the smallest failing model found so far\n");
+  }
+  out += fmt::format("\n{}: wrote {}, {} (test_data_set_0 and {} .npy file{}), {}\n", style.Green("REDUCED"),
+                     files.model.string(), files.inputs.string(), files.npy.size(), files.npy.size() == 1 ? "" : "s",
+                     files.script.string());
+  out += fmt::format("  reproduce with: {}\n", files.command);
+  std::fputs(out.c_str(), stdout);
+}
+
+/// The original does not fail as asked: say so, write nothing.
+int PrintNotFailing(const ReduceReport& report, Format format) {
+  if (format == Format::kJson) {
+    std::cout << JsonText(report.ToJson()) << "\n";
+  } else {
+    std::fprintf(stderr, "ortkit reduce: %s\nnothing written\n", report.not_failing.c_str());
+  }
+  return kExitFindings;
+}
+
+Result<ReduceReport> RunReduction(const ReduceFlags& flags, const ReduceOptions& options) {
+  ORTKIT_ASSIGN_OR_RETURN(onnx::ModelProto model, LoadModelForReduce(flags.model));
+  ORTKIT_ASSIGN_OR_RETURN(InputSources sources, ParseSources(flags.inputs));
+  ORTKIT_ASSIGN_OR_RETURN(auto inputs, PrepareReduceInputs(model, sources));
+  ORTKIT_ASSIGN_OR_RETURN(auto runtime, Runtime::Create());
+  ProgressBar progress;
+  ReduceOptions with_progress = options;
+  const double budget_s = std::chrono::duration<double>(options.time_budget).count();
+  with_progress.on_progress = [&](const ReduceProgress& p) {
+    progress.Show(fmt::format("{}: {} candidates, smallest {} nodes", p.phase, p.candidates, p.smallest),
+                  std::min(1.0, p.seconds / budget_s));
+  };
+  auto report = Reduce(*runtime, model, inputs, with_progress);
+  progress.Clear();
+  if (report.ok()) report->model = flags.model.string();
+  return report;
+}
+
+int Run(const ReduceFlags& flags) {
+  Format format;
+  ParseFormat(flags.format, &format);
+  auto options = OptionsFrom(flags);
+  if (!options.ok()) return Fail(options.error().message);
+  auto report = RunReduction(flags, *options);
+  if (!report.ok()) return Fail(report.error().message, ExitCodeFor(report.error().kind));
+  if (!report->original_fails) return PrintNotFailing(*report, format);
+  auto files = WriteReproducer(*report, flags.out);
+  if (!files.ok()) return Fail(files.error().message, ExitCodeFor(files.error().kind));
+  if (format == Format::kJson) {
+    nlohmann::json j = report->ToJson();
+    j["written"] = files->ToJson();
+    j["command"] = files->command;
+    std::cout << JsonText(j) << "\n";
+  } else {
+    PrintText(*report, *files, *options, Style::ForStream(stdout));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterReduce(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ReduceFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "reduce",
+      "Delta-debug a model down to the smallest one that still fails the same way, with its inputs and a Python "
+      "reproducer, for a bug report against ONNX Runtime");
+  cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out", flags->out, "where to write the reduced model (MIN.onnx)")->required();
+  cmd->add_option("--fails", flags->fails,
+                  "the failure to keep: auto, load, run, nan, diverge=opt-levels[=A,B], diverge=providers=A,B")
+      ->capture_default_str();
+  cmd->add_option("--message", flags->message, "load, run: text the runtime's message must contain");
+  cmd->add_option("--atol", flags->atol, "diverge: absolute tolerance (default: per element type, as validate)");
+  cmd->add_option("--rtol", flags->rtol, "diverge: relative tolerance (default: per element type, as validate)");
+  cmd->add_option("--time-budget", flags->time_budget_s,
+                  "seconds the search may take; then the smallest failing model so far is kept")
+      ->capture_default_str();
+  cmd->add_option("--provider", flags->provider, "execution provider of load, run and nan (cpu, cuda, ...)")
+      ->capture_default_str();
+  flags->inputs.Register(cmd);
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
+}
+
+}  // namespace ortkit::cli
