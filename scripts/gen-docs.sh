@@ -13,7 +13,7 @@ titles = {"file": "File layer", "external-data": "External data", "checker": "ON
           "shape": "Shape inference", "graph": "Export rules", "runtime": "ONNX Runtime messages",
           "validate": "Validation", "sweep": "Dynamic-shape sweep", "export": "Export companion",
           "target": "Target runtime (--target-ort)", "convert": "Opset conversion (convert)",
-          "env": "Environment (env)",
+          "env": "Environment (env)", "fix": "Repair (fix)",
           "internal": "Internal"}
 layer = None
 for c in codes:
@@ -21,7 +21,8 @@ for c in codes:
     if l != layer:
         layer = l
         print(f"\n## {titles.get(l, l)}\n")
-    print("### `%s`\n\n**%s**: %s.\n\n- **Cause:** %s\n- **Fix:** %s\n" % (c["code"], c["severity"], c["title"], c["cause"], c["fix"]))
+    handled = c["ortkit_fix"] or "`ortkit fix` does not change the file for it: apply the fix above."
+    print("### `%s`\n\n**%s**: %s.\n\n- **Cause:** %s\n- **Fix:** %s\n- **ortkit fix:** %s\n" % (c["code"], c["severity"], c["title"], c["cause"], c["fix"], handled))
 ' >"$codes"
 python3 - "$doc" "$codes" <<'PY'
 import sys

@@ -91,6 +91,14 @@ if [ -f "$src/.deps/realmodels/oww-alexa.onnx" ]; then
   expect_rc 0 "$ortkit" run "$work/alexa.onnx" --dim batch=6
 fi
 
+# Weights beside the model, at a relative location inside its folder.
+mkdir -p "$work/ext"
+expect_rc 0 "$ortkit" fix "$work/04-static-batch/model.onnx" --out "$work/ext/fixed.onnx" --external-data
+[ -s "$work/ext/fixed.onnx.data" ] || fail "--external-data wrote no side file"
+"$python" -c "import onnx,sys; m=onnx.load(sys.argv[1], load_external_data=False); l={e.value for t in m.graph.initializer for e in t.external_data if e.key=='location'}; assert l=={'fixed.onnx.data'}, l" \
+  "$work/ext/fixed.onnx" || fail "--external-data: locations"
+expect_rc 0 "$ortkit" run "$work/ext/fixed.onnx" --dim batch=3
+
 # The plan without writing; flags that make no sense are usage errors naming the flag.
 expect_rc 0 "$ortkit" fix "$work/04-static-batch/model.onnx" --dry-run
 expect_msg "DRY RUN"

@@ -10,6 +10,7 @@
 #include "ortkit/check/lint.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/repair/model_fix.h"
+#include "ortkit/tensor/test_case.h"
 #include "test_models.h"
 
 namespace ortkit {
@@ -27,10 +28,14 @@ class FixTest : public ::testing::Test {
 
   ModelFixReport Fix(const std::string& text, std::vector<std::string> only = {}, bool dry_run = false) {
     ModelFixOptions options;
-    options.model = dir_.WriteModel("model.onnx", testing::ParseModelText(text));
-    options.out = dir_.path() / "fixed.onnx";
     options.only = std::move(only);
     options.dry_run = dry_run;
+    return Fix(text, options);
+  }
+
+  ModelFixReport Fix(const std::string& text, ModelFixOptions options) {
+    options.model = dir_.WriteModel("model.onnx", testing::ParseModelText(text));
+    options.out = dir_.path() / "fixed.onnx";
     auto report = FixModelFile(*runtime_, options);
     EXPECT_TRUE(report.ok()) << report.error().message;
     return report.ok() ? std::move(report).value() : ModelFixReport{};
@@ -200,11 +205,70 @@ TEST_F(FixTest, DryRunPlansAndWritesNothing) {
 TEST_F(FixTest, OnlyLimitsThePassesAndUnknownNamesAreErrors) {
   const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
     g (float[4, 3] x, float[4, 3] unused) => (float[4, 3] y) { y = Relu(x) })",
-                          {"graph.unused-input"});
+                          std::vector<std::string>{"graph.unused-input"});
   ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
   EXPECT_EQ(Dim0(Fixed().graph().input(0)), "4");  // static-batch was not asked for
   EXPECT_EQ(Fixed().graph().input_size(), 1);
   EXPECT_FALSE(ValidateFixSelection({"no-such-fix"}).ok());
+}
+
+TEST_F(FixTest, TargetOpsetIsReachedAfterTheOtherFixes) {
+  ModelFixOptions options;
+  options.conversion = ConversionOptions{13, 0};
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[4, 3] x) => (float[4, 3] y) { y = Relu(x) })",
+                          options);
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  EXPECT_EQ(fixed.opset_import(0).version(), 13);
+  EXPECT_EQ(Dim0(fixed.graph().input(0)), "batch");
+  EXPECT_TRUE(AllHeld(report));
+}
+
+TEST_F(FixTest, ReferencesTheFixedModelMustMatch) {
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 3] x) => (float[2, 3] y) { y = Relu(x) })";
+  auto x = Tensor::Zeros(DataType::kFloat32, {2, 3}).value();
+  auto* values = reinterpret_cast<float*>(x.data());
+  for (int i = 0; i < 6; ++i) values[i] = static_cast<float>(i) - 2.5f;
+  auto y = x.Clone();
+  auto* relu = reinterpret_cast<float*>(y.data());
+  for (int i = 0; i < 6; ++i) relu[i] = std::max(relu[i], 0.0f);
+  auto write = [&](const fs::path& folder, Tensor expected) {
+    std::vector<NamedTensor> inputs, outputs;
+    inputs.push_back({"x", x.Clone()});
+    outputs.push_back({"y", std::move(expected)});
+    ASSERT_TRUE(WriteTestDataSet(folder, inputs, outputs).ok());
+  };
+  write(dir_.path() / "good", y.Clone());
+  ModelFixOptions options;
+  options.reference = dir_.path() / "good";
+  auto report = Fix(text, options);
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report));
+
+  fs::remove(dir_.path() / "fixed.onnx");
+  write(dir_.path() / "bad", x.Clone());  // the inputs themselves: negative values Relu would have zeroed
+  options.reference = dir_.path() / "bad";
+  report = Fix(text, options);
+  EXPECT_FALSE(report.written);
+  EXPECT_FALSE(Written());
+  EXPECT_TRUE(HasCode(report.diagnoses, "validate.mismatch"));
+}
+
+TEST_F(FixTest, ConstantSubgraphsAreFoldedByTheRuntimeOffline) {
+  ModelFixOptions options;
+  options.fold_constants = true;
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 2] x) => (float[N, 2] y) <float[2] a = {1, 2}, float[2] b = {3, 4}> {
+      s = Add(a, b)
+      t = Sqrt(s)
+      y = Mul(x, t)
+    })",
+                          options);
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_EQ(Fixed().graph().node_size(), 1);
+  EXPECT_TRUE(report.proof && report.proof->Passed());
 }
 
 TEST_F(FixTest, HealthyModelHasNothingToFix) {

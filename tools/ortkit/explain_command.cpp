@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "ortkit/core/catalogue.h"
+#include "ortkit/repair/fix_passes.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -19,9 +20,15 @@ struct ExplainFlags {
   std::string format = "text";
 };
 
+/// Whether `ortkit fix` repairs the file for this code, for every code.
+std::string FixLine(const CodeInfo& info) {
+  std::string handled = FixHandling(info.code);
+  return handled.empty() ? "`ortkit fix` does not change the file for it: apply the fix above." : handled;
+}
+
 std::string Markdown(const CodeInfo& info) {
-  return fmt::format("### `{}`\n\n**{}** — {}.\n\n- **Cause:** {}\n- **Fix:** {}\n\n", info.code,
-                     ToString(info.severity), info.title, info.cause, info.fix);
+  return fmt::format("### `{}`\n\n**{}** — {}.\n\n- **Cause:** {}\n- **Fix:** {}\n- **ortkit fix:** {}\n\n", info.code,
+                     ToString(info.severity), info.title, info.cause, info.fix, FixLine(info));
 }
 
 int Run(const ExplainFlags& flags) {
@@ -46,7 +53,8 @@ int Run(const ExplainFlags& flags) {
                       {"severity", ToString(info->severity)},
                       {"title", info->title},
                       {"cause", info->cause},
-                      {"fix", info->fix}});
+                      {"fix", info->fix},
+                      {"ortkit_fix", FixHandling(info->code)}});
     }
     std::cout << JsonText(json) << "\n";
     return kExitOk;
@@ -66,9 +74,11 @@ int Run(const ExplainFlags& flags) {
     return kExitOk;
   }
   for (const auto* info : selected) {
-    std::cout << fmt::format("{}  {}\n  {}\n\n  {} {}\n  {} {}\n\n", style.Bold(std::string(info->code)),
+    std::cout << fmt::format("{}  {}\n  {}\n\n  {} {}\n  {} {}\n", style.Bold(std::string(info->code)),
                              style.ForSeverity(info->severity, ToString(info->severity)), info->title,
                              style.Dim("cause:"), info->cause, style.Dim("fix:  "), info->fix);
+    const std::string handled = FixHandling(info->code);
+    std::cout << (handled.empty() ? "\n" : fmt::format("  {} {}\n\n", style.Dim("auto: "), handled));
   }
   return kExitOk;
 }

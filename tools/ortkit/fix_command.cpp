@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "input_flags.h"
+#include "ortkit/check/target_runtime.h"
+#include "ortkit/convert/model_conversion.h"
 #include "ortkit/doctor/export_record.h"
 #include "ortkit/repair/model_fix.h"
 #include "terminal.h"
@@ -27,6 +29,10 @@ struct FixFlags {
   bool dry_run = false;
   bool keep_overridable = false;
   bool external_data = false;
+  bool fold_constants = false;
+  int opset = 0;
+  std::string target_ort;
+  fs::path reference;
   std::vector<std::string> dims;
   std::uint64_t seed = 0;
   std::optional<double> atol;
@@ -115,9 +121,15 @@ Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   options.out = flags.out;
   options.dry_run = flags.dry_run;
   options.external_data = flags.external_data;
+  options.fold_constants = flags.fold_constants;
   options.passes.keep_overridable = flags.keep_overridable;
   options.only = flags.only;
+  options.reference = flags.reference;
   ORTKIT_RETURN_IF_ERROR(ValidateFixSelection(options.only));
+  if (flags.opset != 0 || !flags.target_ort.empty()) {
+    options.target = flags.target_ort.empty() ? nullptr : FindOrtRelease(flags.target_ort);
+    ORTKIT_ASSIGN_OR_RETURN(options.conversion, ResolveConversionTarget(flags.opset, 0, options.target));
+  }
   if (!flags.dry_run && flags.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
   std::error_code ec;
@@ -176,6 +188,18 @@ void RegisterFix(CLI::App& app, int& exit_code) {
                 "keep initializers that are listed as graph inputs (callers may feed them to override weights)");
   cmd->add_flag("--external-data", flags->external_data,
                 "write tensors of 1 KiB or more to OUT.data beside the model (always when the weights pass 1.5 GiB)");
+  cmd->add_flag("--fold-constants", flags->fold_constants,
+                "also fold constant subgraphs and drop redundant nodes with ONNX Runtime's basic-level optimisations, "
+                "saved offline");
+  cmd->add_option("--opset", flags->opset, "also convert to this ai.onnx opset (as ortkit convert)")
+      ->check(CLI::Range(7, 99));
+  cmd->add_option("--target-ort", flags->target_ort,
+                  "also convert for ONNX Runtime X.Y (its newest opset unless --opset says otherwise) and check that "
+                  "it loads the result")
+      ->check(TargetOrtValidator());
+  cmd->add_option("--reference", flags->reference,
+                  "the framework's outputs (a test-case folder, test_data_set_N, .npz or .npy folder): the fixed "
+                  "model must match them too");
   cmd->add_option("--dim", flags->dims, "size of a symbolic dimension for the shapes compared (batch=1)");
   cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")->capture_default_str();
   cmd->add_option("--atol", flags->atol, "absolute tolerance (default: per element type, as validate)");

@@ -55,6 +55,7 @@ struct FixPass {
   std::vector<std::string_view> codes;  ///< the diagnosis codes it answers; it runs when check reports one
   bool always = false;                  ///< runs without a finding (dead code has no code of its own)
   FixPurpose purpose = FixPurpose::kSameOutputs;
+  std::string_view summary;  ///< what it does and how it is proven, one sentence for the docs
   FixPassResult (*apply)(onnx::ModelProto& model, const FixPassOptions& options) = nullptr;
 };
 
@@ -64,6 +65,9 @@ std::span<const FixPass> FixPasses();
 
 /// The pass answering `code`; nullptr when `fix` does not handle it.
 const FixPass* FindFixPassForCode(std::string_view code);
+
+/// Whether `ortkit fix` handles `code`, one sentence for `explain` and the troubleshooting guide.
+std::string FixHandling(std::string_view code);
 
 // The passes (each in its own file).
 FixPassResult FixInitializersAsInputs(onnx::ModelProto& model, const FixPassOptions& options);

@@ -5,6 +5,8 @@
 #include <set>
 #include <utility>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +16,9 @@
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/validate/reference.h"
 #include "ortkit/validate/sweep.h"
+#include "ortkit/validate/validate.h"
 
 namespace ortkit {
 namespace {
@@ -229,12 +233,87 @@ Result<Verdict> ProvePurposes(ProofContext& c) {
 
 /// The checker on the fixed model: its errors stop the fix.
 /// The fixed model keeps the value_info inferred for its new shapes; its declared outputs stay as the
-/// fixes left them (inference would narrow them to what constants inside the graph give).
-void CheckFixed(onnx::ModelProto& fixed, ModelFixReport& report) {
+/// fixes left them (inference would narrow them to what constants inside the graph give). The checker's
+/// errors, and the target release's, stop the fix.
+void CheckFixed(onnx::ModelProto& fixed, const OrtRelease* target, ModelFixReport& report) {
   onnx::ModelProto inferred = fixed;
   RunShapeInference(inferred);
   *fixed.mutable_graph()->mutable_value_info() = inferred.graph().value_info();
   for (auto& d : RunChecker(inferred).diagnoses) report.diagnoses.push_back(std::move(d));
+  if (target == nullptr) return;
+  for (auto& d : CheckTargetRuntime(fixed, *target)) report.diagnoses.push_back(std::move(d));
+}
+
+/// --fold-constants: the model as ONNX Runtime's basic-level optimisations leave it (constant folding,
+/// redundant Identity/Cast/Dropout removal, common subexpressions), saved by the runtime and read back.
+Status FoldConstants(Runtime& runtime, const ModelFixOptions& options, Applied& applied) {
+  if (!options.fold_constants) return OkStatus();
+  ORTKIT_ASSIGN_OR_RETURN(auto bytes, Serialize(applied.model));
+  SessionConfig config = options.proof.session;
+  config.optimization_level = OptimizationLevel::kBasic;
+  const auto folder = std::filesystem::temp_directory_path() / fmt::format("ortkit-fold-{}", ::getpid());
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  config.optimized_model_path = folder / "folded.onnx";
+  auto session = Session::CreateFromBytes(runtime, bytes, config);
+  ModelLoad load = session.ok() ? LoadModelFile(config.optimized_model_path) : ModelLoad{};
+  std::filesystem::remove_all(folder, ec);
+  if (!session.ok()) return MakeError(ErrorKind::kRuntime, "folding constants: " + session.error().message);
+  if (load.model == nullptr)
+    return MakeError(ErrorKind::kRuntime, "folding constants: the optimised model could not be read back");
+  const int before = applied.model.graph().node_size();
+  const int after = load.model->proto->graph().node_size();
+  applied.model = std::move(*load.model->proto);
+  if (after != before) {
+    applied.changes.push_back({"", "the graph",
+                               fmt::format("ONNX Runtime's basic optimisations saved offline: {} -> {} nodes (constant "
+                                           "subgraphs folded, redundant nodes removed)",
+                                           before, after)});
+  }
+  return OkStatus();
+}
+
+/// --opset / --target-ort: the fixed model moved to another opset with convert's converter and adapters.
+void ConvertIfAsked(const ModelFixOptions& options, Applied& applied, ModelFixReport& report) {
+  if (!options.conversion) return;
+  auto outcome = ConvertOpset(applied.model, *options.conversion);
+  report.diagnoses.insert(report.diagnoses.end(), outcome.diagnoses.begin(), outcome.diagnoses.end());
+  if (!outcome.model || (outcome.from_opset == outcome.to_opset && outcome.from_ir == outcome.to_ir)) return;
+  applied.model = std::move(*outcome.model);
+  applied.changes.push_back({"target.opset", "the model",
+                             fmt::format("opset {} -> {}, IR version {} -> {} (ortkit convert's converter)",
+                                         outcome.from_opset, outcome.to_opset, outcome.from_ir, outcome.to_ir)});
+  for (const auto& r : outcome.rewrites)
+    applied.changes.push_back({"target.opset", fmt::format("node '{}'", r.node), r.change});
+}
+
+/// --reference: the fixed model against the framework's own outputs.
+Status CompareWithReference(ProofContext& c) {
+  if (c.options.reference.empty()) return OkStatus();
+  ORTKIT_ASSIGN_OR_RETURN(auto session, Session::CreateFromBytes(c.runtime, c.fixed_bytes, c.proof.session));
+  ORTKIT_ASSIGN_OR_RETURN(auto inputs, DescribeInputs(*session));
+  ORTKIT_ASSIGN_OR_RETURN(auto outputs, DescribeOutputs(*session));
+  auto cases = ReadReference(c.options.reference, inputs, outputs);
+  if (!cases.ok()) {
+    c.report.diagnoses.push_back(UnusableReference(c.options.reference, cases.error()));
+    return OkStatus();
+  }
+  const auto validation = ValidateAgainst(*session, *cases, c.proof.tolerance);
+  double worst = 0;
+  for (const auto& r : validation.cases) {
+    for (const auto& o : r.comparison.outputs) worst = std::max(worst, o.max_abs_error);
+  }
+  const std::string detail = fmt::format("{} case{}, largest absolute error {:.3g}", validation.cases.size(),
+                                         validation.cases.size() == 1 ? "" : "s", worst);
+  c.report.evidence.push_back(
+      {fmt::format("the outputs match the framework's references ({})", c.options.reference.string()),
+       validation.Passed(), detail});
+  if (!validation.Passed()) {
+    c.report.diagnoses.push_back(
+        Diagnose("validate.mismatch", fmt::format("the fixed model's outputs differ from the references in '{}': {}",
+                                                  c.options.reference.string(), detail)));
+  }
+  return OkStatus();
 }
 
 /// Whether a code the fixes answered is gone from check's findings.
@@ -262,8 +341,11 @@ Result<Verdict> Attempt(Runtime& runtime, const ModelFixOptions& options, const 
   for (const auto* p : passes) report.passes_run.emplace_back(p->name);
   report.evidence.clear();
   report.proof.reset();
-  if (applied.changes.empty() || options.dry_run) return Verdict{};
-  CheckFixed(applied.model, report);
+  ORTKIT_RETURN_IF_ERROR(FoldConstants(runtime, options, applied));
+  ConvertIfAsked(options, applied, report);
+  report.changes = applied.changes;
+  if (applied.changes.empty() || options.dry_run || report.Failed()) return Verdict{};
+  CheckFixed(applied.model, options.target, report);
   if (report.Failed()) return Verdict{};
   ORTKIT_ASSIGN_OR_RETURN(auto bytes, Serialize(applied.model));
   ProofContext context{runtime, options, original, applied, bytes, report, options.proof};
@@ -272,6 +354,7 @@ Result<Verdict> Attempt(Runtime& runtime, const ModelFixOptions& options, const 
   if (verdict.refuse != nullptr || report.Failed()) return verdict;
   ORTKIT_ASSIGN_OR_RETURN(verdict, ProvePurposes(context));
   if (verdict.refuse != nullptr) return verdict;
+  ORTKIT_RETURN_IF_ERROR(CompareWithReference(context));
   report.codes_after = RuleCodes(applied.model);
   EvidenceFromCheck(applied.changes, report);
   return Verdict{};

@@ -13,7 +13,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/conversion_proof.h"
+#include "ortkit/convert/opset_conversion.h"
 #include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
 #include "ortkit/repair/fix_passes.h"
@@ -26,10 +28,18 @@ struct ModelFixOptions {
   std::filesystem::path out;
   /// Diagnosis codes or pass names (FixPasses) to apply; empty: every pass a finding of `check` calls for.
   std::vector<std::string> only;
-  bool dry_run = false;        ///< plan and report; prove and write nothing
+  bool dry_run = false;  ///< plan and report; prove and write nothing
+  /// Fold constant subgraphs and drop redundant nodes with ONNX Runtime's basic-level optimisations, saved
+  /// offline (what the session would do at load, done once in the file).
+  bool fold_constants = false;
   bool external_data = false;  ///< write tensors of 1 KiB or more to OUT.data (also when the weights exceed 1.5 GiB)
   FixPassOptions passes;
   ConversionProofOptions proof;  ///< inputs, tolerances and session of every run
+  /// Also move the model to this opset / IR version (--opset, --target-ort), after the other fixes.
+  std::optional<ConversionOptions> conversion;
+  const OrtRelease* target = nullptr;  ///< when set, the fixed model must also load on this release
+  /// The framework's own outputs (ReadReference): the fixed model must match them too.
+  std::filesystem::path reference;
 };
 
 /// One claim a fix makes, and whether running it held.

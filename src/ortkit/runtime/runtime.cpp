@@ -138,6 +138,7 @@ Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
     if (!config.enable_memory_pattern) options.DisableMemPattern();
     if (!config.enable_cpu_arena) options.DisableCpuMemArena();
     if (config.enable_profiling) options.EnableProfiling(config.profile_prefix.c_str());
+    if (!config.optimized_model_path.empty()) options.SetOptimizedModelFilePath(config.optimized_model_path.c_str());
     if (config.provider == "cuda") {
       OrtCUDAProviderOptionsV2* cuda = nullptr;
       Ort::ThrowOnError(Ort::GetApi().CreateCUDAProviderOptions(&cuda));

@@ -83,6 +83,9 @@ struct SessionConfig {
   bool enable_cpu_arena = true;
   bool enable_profiling = false;
   std::string profile_prefix;  ///< file prefix for the profiler's JSON trace
+  /// When set, ONNX Runtime writes the graph it optimised at session creation to this file (an ONNX model
+  /// at the basic level, which rewrites with standard operators only).
+  std::filesystem::path optimized_model_path;
 };
 
 /// An ONNX Runtime session. Running it is thread-safe, as Ort::Session::Run is.
