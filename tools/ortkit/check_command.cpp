@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "fix_hint.h"
 #include "ortkit/check/check.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/runtime/runtime.h"
@@ -61,6 +62,7 @@ void PrintText(const CheckReport& report, const Style& style) {
   const std::string verdict = report.Passed() ? style.Green("PASS") : style.Red("FAIL");
   out += fmt::format("{}: {} error{}, {} warning{}{}\n", verdict, errors, errors == 1 ? "" : "s", warnings,
                      warnings == 1 ? "" : "s", report.strict ? " (--strict: warnings fail)" : "");
+  if (const auto hint = FixHint(all, report.model_path); !hint.empty()) out += style.Dim("next: " + hint) + "\n";
   std::fputs(out.c_str(), stdout);
 }
 

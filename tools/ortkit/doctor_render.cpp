@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fix_hint.h"
+
 namespace ortkit::cli {
 namespace {
 
@@ -190,6 +192,8 @@ std::string RenderDoctorReport(const DoctorReport& report, bool markdown, const 
       w.Finding(d);
       if (!markdown) w.Raw("\n");
     }
+    if (const auto hint = FixHint(report.diagnoses, subject); !hint.empty())
+      w.Raw(markdown ? fmt::format("Next: {}\n", hint) : fmt::format("  {}\n", style.Bold("next: ") + hint));
   }
   WriteChain(w, report);
   for (const auto& p : report.providers) WriteSweep(w, p);
