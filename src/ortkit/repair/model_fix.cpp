@@ -16,7 +16,9 @@
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/validate/cross_check.h"
 #include "ortkit/validate/reference.h"
+#include "ortkit/validate/shape_search.h"
 #include "ortkit/validate/sweep.h"
 #include "ortkit/validate/validate.h"
 
@@ -161,6 +163,7 @@ Result<FixEvidence> BatchSweep(ProofContext& c, std::vector<std::int64_t> sizes,
   sweep.axes = {SweepAxis{batch, std::move(sizes)}};
   sweep.base = c.proof.inputs;
   sweep.base.dims.erase(batch);
+  sweep.base.shapes.clear();  // whole shapes would pin the batch
   sweep.tolerance = c.proof.tolerance;
   sweep.batch_dim = batch;
   ORTKIT_ASSIGN_OR_RETURN(auto report, RunSweep(*session, c.applied.model, sweep));
@@ -329,6 +332,35 @@ void EvidenceFromCheck(const std::vector<FixChange>& changes, ModelFixReport& re
   }
 }
 
+/// Sizes the original runs at, for the proofs: when the plan's sizes fail (audio shorter than a reflect
+/// pad, an image below a detector's stride), the size search grows them as `run` does. Named dimensions
+/// join the plan's sizes; inputs with unnamed axes get their whole shape (the search names and merges
+/// those axes, which the proofs' own inputs would not).
+void SettleProofSizes(Runtime& runtime, const ModelFixOptions& options, const onnx::ModelProto& original,
+                      InputPlan& plan) {
+  auto session = OpenModel(runtime, ModelSource{options.model, {}}, options.proof.session);
+  if (!session.ok()) return;  // the comparison says why the original does not load
+  auto specs = DescribeInputs(**session);
+  if (!specs.ok()) return;
+  const auto hints = AnalyzeInputValues(original);
+  if (!RunFailure(**session, *specs, hints, plan)) return;
+  const ShapeSearch search = SearchShapes(**session, *specs, hints, plan, &original);
+  if (!search.runs) return;
+  const InputPlan grown = search.Plan();
+  for (const auto& spec : search.specs) {
+    bool unnamed = false;  // an axis the search named INPUT:AXIS: the proofs' inputs would not know the name
+    for (const auto& dim : spec.dims) {
+      if (dim.fixed()) continue;
+      if (UnnamedAxisOf(dim.symbol) >= 0)
+        unnamed = true;
+      else if (search.grown.count(dim.symbol))
+        plan.dims[dim.symbol] = search.grown.at(dim.symbol);
+    }
+    if (!unnamed) continue;
+    if (auto shape = ResolveShape(spec, grown); shape.ok()) plan.shapes[spec.name] = *shape;
+  }
+}
+
 /// One attempt with `passes`: apply, check, compare, prove each purpose. Returns the pass to refuse
 /// when a proof blames one (the caller tries again without it); otherwise the report is final.
 Result<Verdict> Attempt(Runtime& runtime, const ModelFixOptions& options, const onnx::ModelProto& original,
@@ -417,13 +449,15 @@ Result<ModelFixReport> FixModelFile(Runtime& runtime, const ModelFixOptions& opt
                                             "fix holds the weights in memory to fix and prove the model",
                                             "models this large are not fixed here"));
   report.codes_found = RuleCodes(original);
+  ModelFixOptions settled = options;
+  if (!options.dry_run) SettleProofSizes(runtime, options, original, settled.proof.inputs);
   auto passes = SelectPasses(options.only, report.codes_found);
   report.not_handled = NotHandled(report.codes_found, passes);
   Applied applied;
   std::vector<FixRefusal> refused;  // fixes whose proof failed: the attempts after go without them
   std::vector<Diagnosis> refused_diagnoses;
   for (;;) {
-    ORTKIT_ASSIGN_OR_RETURN(auto verdict, Attempt(runtime, options, original, passes, report, applied));
+    ORTKIT_ASSIGN_OR_RETURN(auto verdict, Attempt(runtime, settled, original, passes, report, applied));
     if (verdict.refuse == nullptr) break;
     // The code check reported, of those the pass answers.
     std::string code(verdict.refuse->codes.front());
@@ -444,7 +478,7 @@ Result<ModelFixReport> FixModelFile(Runtime& runtime, const ModelFixOptions& opt
     report.diagnoses.push_back(Diagnose("fix.nothing-to-fix", "no fix applies to this model"));
   SortBySeverity(report.diagnoses);
   if (report.dry_run || report.Failed() || report.changes.empty()) return report;
-  ORTKIT_RETURN_IF_ERROR(Write(options, applied.model, report));
+  ORTKIT_RETURN_IF_ERROR(Write(settled, applied.model, report));
   return report;
 }
 
