@@ -12,6 +12,7 @@
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
 #include "ortkit/doctor/export_record.h"
+#include "proof_render.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -45,22 +46,7 @@ void PrintText(const ModelConversionReport& report, const Style& style) {
     out += table.Render(style, "    ");
   }
   if (report.proof) {
-    out += "\n  original and converted on the same synthesised inputs:\n";
-    Table table({"shape", "output", "max abs error", "mismatches", "result"}, {false, false, true, true, false});
-    for (const auto& trial : report.proof->trials) {
-      if (!trial.report) {
-        table.AddRow({trial.label, "-", "-", "-", style.Dim("skipped")});
-        continue;
-      }
-      for (const auto& o : trial.report->comparison.outputs) {
-        table.AddRow({trial.label, o.name, fmt::format("{:.3g}", o.max_abs_error), std::to_string(o.mismatches),
-                      o.passed ? style.Green("pass") : style.Red("DIFFERS")});
-      }
-    }
-    out += table.Render(style, "    ");
-    for (const auto& trial : report.proof->trials) {
-      if (!trial.skipped.empty()) out += style.Dim(fmt::format("    {}: {}\n", trial.label, trial.skipped));
-    }
+    out += "\n  original and converted on the same synthesised inputs:\n" + RenderProofTable(*report.proof, style);
   }
   out += "\n";
   for (const auto& d : report.diagnoses) out += RenderDiagnosis(d, style) + "\n";

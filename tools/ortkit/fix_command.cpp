@@ -15,6 +15,7 @@
 #include "ortkit/convert/model_conversion.h"
 #include "ortkit/doctor/export_record.h"
 #include "ortkit/repair/model_fix.h"
+#include "proof_render.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -73,18 +74,7 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
   }
   if (report.proof) {
     out += fmt::format("\n  fixed model against {}, on the same synthesised inputs:\n", report.baseline);
-    Table table({"shape", "output", "max abs error", "mismatches", "result"}, {false, false, true, true, false});
-    for (const auto& trial : report.proof->trials) {
-      if (!trial.report) {
-        table.AddRow({trial.label, "-", "-", "-", style.Dim("skipped")});
-        continue;
-      }
-      for (const auto& o : trial.report->comparison.outputs) {
-        table.AddRow({trial.label, o.name, fmt::format("{:.3g}", o.max_abs_error), std::to_string(o.mismatches),
-                      o.passed ? style.Green("pass") : style.Red("DIFFERS")});
-      }
-    }
-    out += table.Render(style, "    ");
+    out += RenderProofTable(*report.proof, style);
   }
   return out;
 }

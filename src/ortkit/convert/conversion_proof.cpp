@@ -92,6 +92,12 @@ double ConversionProof::MaxAbsError() const {
   return worst;
 }
 
+nlohmann::json ConversionProof::ToJson() const {
+  nlohmann::json json_trials = nlohmann::json::array();
+  for (const auto& t : trials) json_trials.push_back(t.ToJson());
+  return {{"passed", Passed()}, {"max_abs_error", MaxAbsError()}, {"trials", json_trials}};
+}
+
 std::int64_t ConversionProof::NanBoth() const {
   std::int64_t total = 0;
   for (const auto& trial : trials) total += trial.nan_both;

@@ -45,6 +45,8 @@ struct ConversionProof {
   double MaxAbsError() const;
   /// Elements NaN in both models' outputs, over every trial.
   std::int64_t NanBoth() const;
+  /// {"passed", "max_abs_error", "trials": [ShapeTrial::ToJson()]}
+  nlohmann::json ToJson() const;
 };
 
 /// Runs `original` (a file; its external data found next to it) and `converted_bytes` (a

@@ -1,6 +1,10 @@
 #include "ortkit/model/graph_walk.h"
 
+#include <functional>
 #include <limits>
+#include <queue>
+#include <set>
+#include <unordered_map>
 
 namespace ortkit {
 namespace {
@@ -93,6 +97,57 @@ std::string ElementTypeName(int data_type) {
     case 0: return "undefined";
     default: return "type" + std::to_string(data_type);
   }
+}
+
+std::vector<int> TopologicalOrder(const onnx::GraphProto& graph) {
+  const int count = graph.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < count; ++i) {
+    for (const auto& out : graph.node(i).output()) {
+      if (!out.empty()) producer.emplace(out, i);
+    }
+  }
+  std::vector<std::vector<int>> consumers(count);
+  std::vector<int> pending(count, 0);
+  for (int i = 0; i < count; ++i) {
+    const auto& node = graph.node(i);
+    std::set<std::string> reads(node.input().begin(), node.input().end());
+    for (const auto& attr : node.attribute()) {
+      auto collect = [&](const onnx::GraphProto& body) {
+        ForEachGraph(body, [&](const onnx::GraphProto& g, const std::string&) {
+          for (const auto& n : g.node()) reads.insert(n.input().begin(), n.input().end());
+        });
+      };
+      if (attr.has_g()) collect(attr.g());
+      for (const auto& body : attr.graphs()) collect(body);
+    }
+    std::set<int> producers;
+    for (const auto& name : reads) {
+      auto it = producer.find(name);
+      if (it != producer.end() && it->second != i) producers.insert(it->second);
+    }
+    for (int p : producers) consumers[p].push_back(i);
+    pending[i] = static_cast<int>(producers.size());
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < count; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  std::vector<int> order;
+  std::vector<bool> placed(count, false);
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    placed[i] = true;
+    order.push_back(i);
+    for (int c : consumers[i]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!placed[i]) order.push_back(i);
+  }
+  return order;
 }
 
 }  // namespace ortkit

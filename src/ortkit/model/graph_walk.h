@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -13,6 +14,12 @@ namespace ortkit {
 /// `path` is "" for the main graph and "node_name/attr" chains for subgraphs.
 void ForEachGraph(const onnx::GraphProto& graph,
                   const std::function<void(const onnx::GraphProto&, const std::string&)>& visit);
+
+/// The node indices of `graph` in topological order: a node follows the producers of its inputs and of
+/// every name its If/Loop/Scan bodies read (the outer values they capture are among them). Kahn's
+/// algorithm taking the lowest index first, so a graph already in order keeps it; nodes on a cycle (a
+/// model ONNX Runtime refuses anyway) follow in file order.
+std::vector<int> TopologicalOrder(const onnx::GraphProto& graph);
 
 /// A node's display name: its name, or "#<index> <op_type>" when the exporter left it unnamed.
 std::string NodeDisplayName(const onnx::NodeProto& node, int index);

@@ -1,7 +1,6 @@
 #include "ortkit/reduce/graph_slice.h"
 
 #include <algorithm>
-#include <queue>
 #include <set>
 
 #include <fmt/format.h>
@@ -71,47 +70,7 @@ GraphSlicer::GraphSlicer(const onnx::ModelProto& model) : model_(model) {
   IndexReads();
 }
 
-void GraphSlicer::SortTopologically() {
-  const auto& graph = model_.graph();
-  const int count = graph.node_size();
-  std::unordered_map<std::string, int> producer_index;
-  for (int i = 0; i < count; ++i) {
-    for (const auto& out : graph.node(i).output()) {
-      if (!out.empty()) producer_index.emplace(out, i);
-    }
-  }
-  std::vector<std::vector<int>> consumers(count);
-  std::vector<int> pending(count, 0);
-  for (int i = 0; i < count; ++i) {
-    std::set<std::string> names(graph.node(i).input().begin(), graph.node(i).input().end());
-    CollectBodyReads(graph.node(i), names);
-    std::set<int> producers;
-    for (const auto& name : names) {
-      auto it = producer_index.find(name);
-      if (it != producer_index.end() && it->second != i) producers.insert(it->second);
-    }
-    for (int p : producers) consumers[p].push_back(i);
-    pending[i] = static_cast<int>(producers.size());
-  }
-  // Kahn's algorithm, lowest index first: a graph already in order keeps it.
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
-  for (int i = 0; i < count; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<bool> placed(count, false);
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    placed[i] = true;
-    order_.push_back(i);
-    for (int c : consumers[i]) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  for (int i = 0; i < count; ++i) {  // a cycle: ONNX Runtime refuses it anyway; keep file order
-    if (!placed[i]) order_.push_back(i);
-  }
-}
+void GraphSlicer::SortTopologically() { order_ = TopologicalOrder(model_.graph()); }
 
 void GraphSlicer::IndexReads() {
   for (std::size_t p = 0; p < order_.size(); ++p) {

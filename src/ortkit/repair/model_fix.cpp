@@ -506,12 +506,7 @@ void to_json(nlohmann::json& json, const ModelFixReport& report) {
           {"evidence", evidence},
           {"codes_after", report.codes_after},
           {"diagnoses", report.diagnoses}};
-  if (report.proof) {
-    nlohmann::json trials = nlohmann::json::array();
-    for (const auto& t : report.proof->trials) trials.push_back(t.ToJson());
-    json["proof"] = {
-        {"passed", report.proof->Passed()}, {"max_abs_error", report.proof->MaxAbsError()}, {"trials", trials}};
-  }
+  if (report.proof) json["proof"] = report.proof->ToJson();
 }
 
 }  // namespace ortkit

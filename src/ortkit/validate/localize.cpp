@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -95,8 +94,6 @@ GraphIndex IndexGraph(const onnx::GraphProto& graph) {
     }
   }
   index.reads.resize(count);
-  std::vector<std::vector<int>> consumers(count);
-  std::vector<int> pending(count, 0);
   for (int i = 0; i < count; ++i) {
     const auto& node = graph.node(i);
     std::unordered_set<std::string> reads(node.input().begin(), node.input().end());
@@ -105,13 +102,6 @@ GraphIndex IndexGraph(const onnx::GraphProto& graph) {
       for (const auto& g : attr.graphs()) CollectSubgraphReads(g, reads);
     }
     reads.erase("");
-    std::set<int> producers;
-    for (const auto& name : reads) {
-      auto it = index.producer.find(name);
-      if (it != index.producer.end() && it->second != i) producers.insert(it->second);
-    }
-    for (int p : producers) consumers[p].push_back(i);
-    pending[i] = static_cast<int>(producers.size());
     // Keep the node's own inputs first and in order: they are reported as the node's inputs.
     index.reads[i].assign(node.input().begin(), node.input().end());
     for (const auto& name : reads) {
@@ -119,25 +109,7 @@ GraphIndex IndexGraph(const onnx::GraphProto& graph) {
         index.reads[i].push_back(name);
     }
   }
-  // Kahn's algorithm, lowest index first: a graph already in order keeps its order.
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
-  for (int i = 0; i < count; ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<bool> placed(count, false);
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    placed[i] = true;
-    index.order.push_back(i);
-    for (int c : consumers[i]) {
-      if (--pending[c] == 0) ready.push(c);
-    }
-  }
-  // A cycle (an invalid model ONNX Runtime will refuse anyway): keep file order for the rest.
-  for (int i = 0; i < count; ++i) {
-    if (!placed[i]) index.order.push_back(i);
-  }
+  index.order = TopologicalOrder(graph);
   std::unordered_set<std::string> seen;
   for (int i : index.order) {
     for (const auto& out : graph.node(i).output()) {
