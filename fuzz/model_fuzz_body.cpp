@@ -6,6 +6,8 @@
 #include "ortkit/check/onnx_checker.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/reduce/graph_slice.h"
+#include "ortkit/repair/fix_passes.h"
 
 #if __has_include("ortkit/model/summary.h")
 #include "ortkit/model/summary.h"
@@ -40,6 +42,16 @@ void RunModelFuzzBody(std::string_view bytes) {
 #ifdef ORTKIT_FUZZ_HAS_SUMMARY
   RenderJson(Summarize(model));
 #endif
+
+  // `ortkit fix`'s passes, each on its own copy of the model as read (pure edits of the protobuf), and
+  // reduce's cut of the second half of the graph.
+  for (const auto& pass : FixPasses()) {
+    onnx::ModelProto copy = *model.proto;
+    const FixPassResult result = pass.apply(copy, FixPassOptions{});
+    for (const auto& change : result.changes) RenderJson({change.code, change.target, change.change});
+  }
+  const GraphSlicer slicer(*model.proto);
+  if (slicer.size() > 0) (void)slicer.BoundaryOf(GraphSlicer::Range(slicer.size() / 2, slicer.size() - 1));
 
   // The order of `ortkit check`: the checker, the rules on the model as exported, then shape
   // inference, which rewrites the model in place.

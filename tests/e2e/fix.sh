@@ -3,8 +3,9 @@
 # constants bake the batch too), training mode, baked batch (TorchScript tracer) and float64 leak; a
 # TorchScript export with its weights listed as inputs; a real third-party model with a fixed batch. Each
 # written model passes `ortkit check` without the finding, and `ortkit validate` against the framework's
-# own outputs; onnxruntime in Python (an independent oracle) runs the fixed static-batch model at batch 7.
-# A graph that bakes the batch beyond its Reshapes is refused with the reason and nothing written.
+# own outputs; onnxruntime in Python (an independent oracle) runs the fixed static-batch model at batch 7,
+# and PyTorch's eager module gives the fixed tracer export's outputs at a new batch and length. A graph
+# that bakes the batch where no fix reaches is refused with the reason and nothing written.
 source "$2/tests/support/e2e.sh"
 need_python
 export PYTHONPATH="$src/python" TF_CPP_MIN_LOG_LEVEL=2
@@ -76,13 +77,41 @@ fix_written weights-as-inputs graph.initializer-as-input
 "$python" -c "import onnx,sys; m=onnx.load(sys.argv[1]); n=[i.name for i in m.graph.input]; assert n==['x'], n" \
   "$work/weights-as-inputs/fixed.onnx" || fail "weights-as-inputs: the weights are still inputs"
 
-# The tracer's export bakes the batch beyond its Reshapes (a [batch * heads, ...] constant): refused, with the
-# node that fails at another batch, and nothing written.
-expect_rc 1 "$ortkit" fix "$work/06-baked-batch/model.onnx" --out "$work/06-baked-batch/fixed.onnx"
+# The TorchScript tracer baked the traced batch into four Reshapes of a model exported with dynamic axes:
+# each constant copies the batch (0) now, and PyTorch itself (the module run eagerly, an independent
+# oracle) gives the fixed model's outputs at a batch and a length the original never ran at.
+fix_written 06-baked-batch graph.baked-batch-reshape
+"$python" - "$work/06-baked-batch/fixed.onnx" "$src/tests/gallery" <<'PY' || fail "06: PyTorch at batch 3, length 24"
+import sys
+import numpy as np
+import onnxruntime as ort
+import torch
+sys.path.insert(0, sys.argv[2])
+import torch_models as m
+x = np.random.default_rng(1).standard_normal((3, 24, 64)).astype(np.float32)
+got = ort.InferenceSession(sys.argv[1], providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+with torch.no_grad():
+    want = m.baked_batch().eval()(torch.from_numpy(x)).numpy()
+assert got.shape == want.shape, (got.shape, want.shape)
+err = float(np.abs(got - want).max())
+assert err < 1e-4, err
+print(f"06: fixed model against PyTorch at x[3, 24, 64]: max error {err:.3g}")
+PY
+
+# A graph that bakes the batch somewhere no fix reaches (a bias with the traced batch as its first
+# dimension): refused with the node that fails at another batch, and nothing written.
+"$python" - "$work/bias.onnx" <<'PY' || fail "bias model"
+import sys
+import onnx, onnx.parser
+model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[4, 3] x) => (float[4, 3] y) <float[4, 3] bias = {1,2,3,4,5,6,7,8,9,10,11,12}> { y = Add(x, bias) }""")
+onnx.save(model, sys.argv[1])
+PY
+expect_rc 1 "$ortkit" fix "$work/bias.onnx" --out "$work/bias.fixed.onnx"
 expect_msg "fix.refused"
 expect_msg "NOT FIXED"
-expect_msg "at batch=1"
-[ ! -e "$work/06-baked-batch/fixed.onnx" ] || fail "06: a refused fix wrote a model"
+expect_msg "at batch="
+[ ! -e "$work/bias.fixed.onnx" ] || fail "a refused fix wrote a model"
 
 # A real third-party model with its batch fixed in the file.
 if [ -f "$src/.deps/realmodels/oww-alexa.onnx" ]; then

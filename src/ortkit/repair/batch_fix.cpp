@@ -127,14 +127,16 @@ std::vector<BakedReshape> FindBakedReshapes(const onnx::ModelProto& model, long 
   return found;
 }
 
-/// Whether inference gives value `name` a first dimension other than `symbol` (another name or a
-/// number); false when it says nothing.
-bool FirstDimIsOther(const onnx::GraphProto& graph, const std::string& name, const std::string& symbol) {
+/// Whether inference gives value `name` a first dimension other than the batch: another name, or a
+/// number other than the traced size (inference on the model still holding baked constants gives values
+/// after them the traced size itself); false when it says nothing.
+bool FirstDimIsOther(const onnx::GraphProto& graph, const std::string& name, const std::string& symbol,
+                     long long traced) {
   for (const auto& v : graph.value_info()) {
     const auto* shape = ShapeOf(v.type());
     if (v.name() != name || shape == nullptr || shape->dim_size() == 0) continue;
     const auto& first = shape->dim(0);
-    if (first.has_dim_value()) return true;
+    if (first.has_dim_value()) return first.dim_value() != traced;
     return !first.dim_param().empty() && first.dim_param() != symbol && first.dim_param().rfind("unk__", 0) != 0;
   }
   return false;
@@ -145,17 +147,18 @@ long long RewriteBakedReshapes(onnx::ModelProto& model, long long batch, const s
                                FixPassResult& result) {
   const auto baked = FindBakedReshapes(model, batch);
   if (baked.empty()) return batch;
+  const long long traced = baked.front().shape.front();
   // Shapes inferred from the symbolic inputs say which values do not start with the batch. On a copy:
   // inference also narrows the declared outputs to what the baked constants give.
   onnx::ModelProto inferred = model;
   RunShapeInference(inferred);
   auto& graph = *model.mutable_graph();
-  std::map<std::pair<std::string, std::vector<std::int64_t>>, std::string> copies;  // (constant, values) -> copy
+  std::map<std::vector<std::int64_t>, std::string> copies;  // batch-free values -> the initializer holding them
   for (const auto& b : baked) {
     auto& node = *graph.mutable_node(b.node);
     const std::string where = fmt::format("node '{}'", NodeDisplayName(node, b.node));
     const bool allowzero = lint::IntAttribute(node, "allowzero").value_or(0) != 0;
-    auto free = BatchFreeShape(b.shape, FirstDimIsOther(inferred.graph(), node.input(0), symbol), allowzero);
+    auto free = BatchFreeShape(b.shape, FirstDimIsOther(inferred.graph(), node.input(0), symbol, traced), allowzero);
     if (!free) {
       result.refusals.push_back({"graph.baked-batch-reshape", where,
                                  fmt::format("its shape {} holds another -1, and 0 (copy the first dimension) does "
@@ -163,7 +166,7 @@ long long RewriteBakedReshapes(onnx::ModelProto& model, long long batch, const s
                                              lint::IntsText(b.shape))});
       continue;
     }
-    auto [it, added] = copies.emplace(std::make_pair(b.shape_name, *free), std::string());
+    auto [it, added] = copies.emplace(*free, std::string());
     if (added) {
       it->second = UnusedName(graph, b.shape_name + "_batch_free");
       *graph.add_initializer() = Int64Tensor(it->second, *free);
@@ -173,7 +176,7 @@ long long RewriteBakedReshapes(onnx::ModelProto& model, long long batch, const s
                               fmt::format("shape {} -> {} ('{}')", lint::IntsText(b.shape),
                                           lint::IntsText({free->begin(), free->end()}), it->second)});
   }
-  return baked.front().shape.front();
+  return traced;
 }
 
 }  // namespace

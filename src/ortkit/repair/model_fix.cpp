@@ -59,7 +59,8 @@ struct Applied {
 
 Applied ApplyPasses(const onnx::ModelProto& original, const std::vector<const FixPass*>& passes,
                     const FixPassOptions& options) {
-  Applied applied{original, {}, {}, {}};
+  Applied applied;
+  applied.model = original;
   for (const auto* pass : passes) {
     auto result = pass->apply(applied.model, options);
     if (result.changed()) applied.changed.push_back(pass);
@@ -68,10 +69,6 @@ Applied ApplyPasses(const onnx::ModelProto& original, const std::vector<const Fi
     applied.refusals.insert(applied.refusals.end(), result.refusals.begin(), result.refusals.end());
   }
   return applied;
-}
-
-bool HasPurpose(const std::vector<const FixPass*>& passes, FixPurpose purpose) {
-  return std::any_of(passes.begin(), passes.end(), [&](const FixPass* p) { return p->purpose == purpose; });
 }
 
 Result<std::string> Serialize(const onnx::ModelProto& model) {
