@@ -14,18 +14,8 @@ start=$SECONDS
   >"$work/torch.log" 2>&1 || { cat "$work/torch.log" >&2; fail "gallery export"; }
 # Weights listed as graph inputs, as TorchScript exports with keep_initializers_as_inputs=True (and as many
 # third-party converters write them).
-"$python" - "$work/weights-as-inputs" "$src/tests/gallery" <<'PY' || fail "weights-as-inputs export"
-import os, sys
-import torch
-sys.path.insert(0, sys.argv[2])
-import torch_models as m
-out = sys.argv[1]
-os.makedirs(out, exist_ok=True)
-model = m.encoder().eval()
-torch.onnx.export(model, (torch.randn(2, 16, 64),), f"{out}/model.onnx", dynamo=False, opset_version=17,
-                  keep_initializers_as_inputs=True, input_names=["x"], output_names=["y"],
-                  dynamic_axes={"x": {0: "batch", 1: "seq_len"}, "y": {0: "batch", 1: "seq_len"}})
-PY
+"$python" "$src/tests/python/weights_as_inputs.py" "$work/weights-as-inputs" >"$work/weights.log" 2>&1 \
+  || { cat "$work/weights.log" >&2; fail "weights-as-inputs export"; }
 echo "exported in $((SECONDS - start)) s"
 
 # fix CASE CODE: fixes $work/CASE/model.onnx, which must be written with CODE fixed and every claim held.

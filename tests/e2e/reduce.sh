@@ -7,61 +7,7 @@
 # independent oracle). A model that does not fail writes nothing; a bad --fails is a usage error.
 source "$2/tests/support/e2e.sh"
 need_python
-"$python" - "$work" <<'PY'
-import sys
-import numpy as np
-import onnx
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
-out = sys.argv[1]
-TOTAL = 1000
-
-def model(name, middle, width=8):
-    nodes, inits, values = [], [], ["x"]
-    for i in range(500):
-        if i % 5 == 4:
-            nodes.append(h.make_node("Add", [values[-1], values[-3]], [f"b{i}"], name=f"skip_{i}"))
-        else:
-            nodes.append(h.make_node("Sin" if i % 2 else "Tanh", [values[-1]], [f"b{i}"], name=f"act_{i}"))
-        values.append(f"b{i}")
-    mid_nodes, mid_inits = middle(values[-1])
-    nodes += mid_nodes
-    inits += mid_inits
-    previous = "m"
-    rest = TOTAL - len(nodes)
-    for i in range(rest):
-        output = "y" if i + 1 == rest else f"a{i}"
-        nodes.append(h.make_node("Abs" if i % 2 else "Neg", [previous], [output], name=f"tail_{i}"))
-        previous = output
-    graph = h.make_graph(nodes, name, [h.make_tensor_value_info("x", T.FLOAT, [2, width])],
-                         [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
-    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
-    assert len(m.graph.node) == TOTAL
-    onnx.save(m, f"{out}/{name}.onnx")
-
-def const(name, values, dtype=np.float32):
-    return nh.from_array(np.array(values, dtype), name)
-
-model("load", lambda v: ([h.make_node("Reshape", [v, "two_unknowns"], ["m"], name="bad_reshape")],
-                         [const("two_unknowns", [-1, -1], np.int64)]))
-model("run", lambda v: ([h.make_node("Reshape", [v, "three_by_three"], ["m"], name="bad_reshape")],
-                        [const("three_by_three", [3, 3], np.int64)]))
-model("nan", lambda v: ([h.make_node("Sub", [v, "two"], ["below"], name="below_zero"),
-                         h.make_node("Sqrt", ["below"], ["m"], name="square_root")], [const("two", 2.0)]))
-model("fine", lambda v: ([h.make_node("Identity", [v], ["m"], name="same")], []))
-
-def layer_norm(v):
-    n = lambda op, ins, out, **kw: h.make_node(op, ins, [out], name=f"ln_{out}", **kw)
-    nodes = [n("Mul", [v, "tenth"], "small"), n("Add", ["small", "thousand"], "shifted"),
-             n("ReduceMean", ["shifted"], "mean", axes=[-1]), n("Sub", ["shifted", "mean"], "centered"),
-             n("Pow", ["centered", "two"], "squared"), n("ReduceMean", ["squared"], "variance", axes=[-1]),
-             n("Add", ["variance", "epsilon"], "stabilised"), n("Sqrt", ["stabilised"], "deviation"),
-             n("Div", ["centered", "deviation"], "normalised"), n("Mul", ["normalised", "gamma"], "scaled"),
-             n("Add", ["scaled", "beta"], "m")]
-    inits = [const("tenth", 0.1), const("thousand", 1000.0), const("two", 2.0), const("epsilon", 1e-5),
-             const("gamma", np.ones(64)), const("beta", np.zeros(64))]
-    return nodes, inits
-model("diverge", layer_norm, width=64)
-PY
+"$python" "$src/tests/python/failing_models.py" "$work"
 
 # reduce KIND FLAGS...: reduces $work/KIND.onnx into $work/KIND/, JSON in $work/KIND.json; checks the
 # report and runs the reproducer it prints with Python's onnxruntime.
