@@ -8,11 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "input_flags.h"
+#include "model_proof.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
-#include "ortkit/doctor/export_record.h"
-#include "proof_render.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -79,22 +77,8 @@ Result<ModelConversionOptions> ConversionOptionsFrom(const ConvertFlags& flags) 
   options.out = flags.out;
   options.target = flags.target_ort.empty() ? nullptr : FindOrtRelease(flags.target_ort);
   ORTKIT_ASSIGN_OR_RETURN(options.conversion, ResolveConversionTarget(flags.opset, flags.ir_version, options.target));
-  std::error_code ec;
-  if (fs::exists(flags.out, ec) && fs::equivalent(flags.model, flags.out, ec)) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--out '{}' is the model being converted; write the converted model elsewhere",
-                                 flags.out.string()));
-  }
-  InputFlags input_flags;
-  input_flags.dims = flags.dims;
-  input_flags.seed = flags.seed;
-  ORTKIT_ASSIGN_OR_RETURN(options.proof.inputs, ParsePlan(input_flags));
-  // An export folder's record says which dimensions are sums of others (a decoder's mask spans its cache).
-  if (auto record = ReadExportRecord(flags.model.parent_path() / "export.json"); record.ok())
-    options.proof.inputs.dim_sums = record->dim_sums;
-  options.proof.tolerance.atol = flags.atol;
-  options.proof.tolerance.rtol = flags.rtol;
-  ORTKIT_RETURN_IF_ERROR(options.proof.tolerance.Validate());
+  ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "converted"));
+  ORTKIT_ASSIGN_OR_RETURN(options.proof, ProofOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   options.prove = !flags.no_validate;
   return options;
 }

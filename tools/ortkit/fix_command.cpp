@@ -10,12 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "input_flags.h"
+#include "model_proof.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
-#include "ortkit/doctor/export_record.h"
 #include "ortkit/repair/model_fix.h"
-#include "proof_render.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -122,21 +120,8 @@ Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   }
   if (!flags.dry_run && flags.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
-  std::error_code ec;
-  if (!flags.out.empty() && fs::exists(flags.out, ec) && fs::equivalent(flags.model, flags.out, ec)) {
-    return MakeError(
-        ErrorKind::kInvalidArgument,
-        fmt::format("--out '{}' is the model being fixed; write the fixed model elsewhere", flags.out.string()));
-  }
-  InputFlags input_flags;
-  input_flags.dims = flags.dims;
-  input_flags.seed = flags.seed;
-  ORTKIT_ASSIGN_OR_RETURN(options.proof.inputs, ParsePlan(input_flags));
-  if (auto record = ReadExportRecord(flags.model.parent_path() / "export.json"); record.ok())
-    options.proof.inputs.dim_sums = record->dim_sums;
-  options.proof.tolerance.atol = flags.atol;
-  options.proof.tolerance.rtol = flags.rtol;
-  ORTKIT_RETURN_IF_ERROR(options.proof.tolerance.Validate());
+  ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "fixed"));
+  ORTKIT_ASSIGN_OR_RETURN(options.proof, ProofOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   return options;
 }
 

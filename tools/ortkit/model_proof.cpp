@@ -1,0 +1,58 @@
+#include "model_proof.h"
+
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "input_flags.h"
+#include "ortkit/doctor/export_record.h"
+
+namespace ortkit::cli {
+
+Result<ConversionProofOptions> ProofOptionsFrom(const std::filesystem::path& model,
+                                                const std::vector<std::string>& dims, std::uint64_t seed,
+                                                std::optional<double> atol, std::optional<double> rtol) {
+  ConversionProofOptions proof;
+  InputFlags input_flags;
+  input_flags.dims = dims;
+  input_flags.seed = seed;
+  ORTKIT_ASSIGN_OR_RETURN(proof.inputs, ParsePlan(input_flags));
+  // An export folder's record says which dimensions are sums of others (a decoder's mask spans its cache).
+  if (auto record = ReadExportRecord(model.parent_path() / "export.json"); record.ok())
+    proof.inputs.dim_sums = record->dim_sums;
+  proof.tolerance.atol = atol;
+  proof.tolerance.rtol = rtol;
+  ORTKIT_RETURN_IF_ERROR(proof.tolerance.Validate());
+  return proof;
+}
+
+Status CheckOutIsNotModel(const std::filesystem::path& model, const std::filesystem::path& out,
+                          const std::string& what) {
+  std::error_code ec;
+  if (out.empty() || !std::filesystem::exists(out, ec) || !std::filesystem::equivalent(model, out, ec))
+    return OkStatus();
+  return MakeError(ErrorKind::kInvalidArgument, fmt::format("--out '{}' is the model being {}; write the {} model "
+                                                            "elsewhere",
+                                                            out.string(), what, what));
+}
+
+std::string RenderProofTable(const ConversionProof& proof, const Style& style) {
+  Table table({"shape", "output", "max abs error", "mismatches", "result"}, {false, false, true, true, false});
+  for (const auto& trial : proof.trials) {
+    if (!trial.report) {
+      table.AddRow({trial.label, "-", "-", "-", style.Dim("skipped")});
+      continue;
+    }
+    for (const auto& o : trial.report->comparison.outputs) {
+      table.AddRow({trial.label, o.name, fmt::format("{:.3g}", o.max_abs_error), std::to_string(o.mismatches),
+                    o.passed ? style.Green("pass") : style.Red("DIFFERS")});
+    }
+  }
+  std::string out = table.Render(style, "    ");
+  for (const auto& trial : proof.trials) {
+    if (!trial.skipped.empty()) out += style.Dim(fmt::format("    {}: {}\n", trial.label, trial.skipped));
+  }
+  return out;
+}
+
+}  // namespace ortkit::cli
