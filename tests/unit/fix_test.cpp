@@ -193,6 +193,15 @@ TEST_F(FixTest, TwoNamesForOneSizeBecomeOne) {
   EXPECT_FALSE(HasCode(LintModel(fixed), "shape.dim-name-inconsistent"));
 }
 
+TEST_F(FixTest, OutputDimensionNamedAfterTheInputAxisInferenceProves) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x) => (float[unk__0, 3] y) { y = Relu(x) })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_EQ(Dim0(Fixed().graph().output(0)), "N");
+  EXPECT_TRUE(std::find(report.codes_after.begin(), report.codes_after.end(), "shape.output-dim-unrelated") ==
+              report.codes_after.end());
+}
+
 TEST_F(FixTest, DryRunPlansAndWritesNothing) {
   const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
     g (float[4, 3] x) => (float[4, 3] y) { y = Relu(x) })",

@@ -66,8 +66,8 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
   if (!report.evidence.empty()) {
     out += "\n  evidence:\n";
     for (const auto& e : report.evidence) {
-      out += fmt::format("    {} {}{}\n", e.held ? style.Green("held  ") : style.Red("FAILED"), e.claim,
-                         e.detail.empty() ? "" : style.Dim(" (" + e.detail + ")"));
+      const std::string state = e.held ? style.Green("held  ") : e.required ? style.Red("FAILED") : style.Dim("note  ");
+      out += fmt::format("    {} {}{}\n", state, e.claim, e.detail.empty() ? "" : style.Dim(" (" + e.detail + ")"));
     }
   }
   if (report.proof) {

@@ -18,7 +18,7 @@ std::string FixHint(const std::vector<Diagnosis>& diagnoses, const std::string& 
   }
   if (codes.empty()) return {};
   return fmt::format(
-      "`ortkit fix {} --out fixed.onnx` repairs {} (each fix proven by running it before anything is "
+      "`ortkit fix {} --out fixed.onnx` can repair {} (each fix proven by running it before anything is "
       "written; see docs/commands/fix.md)",
       model_path.empty() ? "MODEL" : model_path, fmt::join(codes, ", "));
 }

@@ -8,7 +8,7 @@
 
 namespace ortkit::cli {
 
-/// "`ortkit fix MODEL --out fixed.onnx` repairs graph.static-batch, graph.float64-mixed (each fix proven
+/// "`ortkit fix MODEL --out fixed.onnx` can repair graph.static-batch, graph.float64-mixed (each fix proven
 /// before anything is written)", or "" when no finding is one fix handles.
 std::string FixHint(const std::vector<Diagnosis>& diagnoses, const std::string& model_path);
 

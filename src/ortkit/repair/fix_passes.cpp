@@ -49,10 +49,11 @@ const std::array kPasses = {
             "beyond tolerance",
             FixFloat64},
     FixPass{"dim-names",
-            {"shape.dim-name-inconsistent"},
+            {"shape.dim-name-inconsistent", "shape.output-dim-unrelated"},
             false,
             FixPurpose::kSameOutputs,
-            "gives dimensions that the graph forces to be one size one name on every input and output",
+            "gives dimensions that the graph forces to be one size one name on every input and output, and names "
+            "an output's dimension after the input's when shape inference from the inputs proves it is that axis",
             FixDimNames},
     FixPass{"dead-code",
             {"graph.unused-input"},

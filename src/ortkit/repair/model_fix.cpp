@@ -25,10 +25,13 @@
 namespace ortkit {
 namespace {
 
-/// The codes of check's rules on `model`, each once, in the order found.
+/// The codes of check's rules and shape-inference layer on `model`, each once, in the order found.
 std::vector<std::string> RuleCodes(const onnx::ModelProto& model) {
+  std::vector<Diagnosis> found = LintModel(model);
+  onnx::ModelProto inferred = model;
+  for (auto& d : RunShapeInference(inferred).diagnoses) found.push_back(std::move(d));
   std::vector<std::string> codes;
-  for (const auto& d : LintModel(model)) {
+  for (const auto& d : found) {
     if (std::find(codes.begin(), codes.end(), d.code) == codes.end()) codes.push_back(d.code);
   }
   return codes;
@@ -325,7 +328,8 @@ void EvidenceFromCheck(const std::vector<FixChange>& changes, ModelFixReport& re
   for (const auto& code : answered) {
     const bool gone = !Contains(report.codes_after, code);
     report.evidence.push_back({fmt::format("check no longer reports {}", code), gone,
-                               gone ? "" : "check still reports it: another input or node has the same defect"});
+                               gone ? "" : "check still reports it on a dimension or node no fix changed",
+                               /*required=*/false});
   }
 }
 
@@ -488,7 +492,7 @@ void to_json(nlohmann::json& json, const ModelFixReport& report) {
     refusals.push_back({{"code", r.code}, {"target", r.target}, {"reason", r.reason}});
   nlohmann::json evidence = nlohmann::json::array();
   for (const auto& e : report.evidence)
-    evidence.push_back({{"claim", e.claim}, {"held", e.held}, {"detail", e.detail}});
+    evidence.push_back({{"claim", e.claim}, {"held", e.held}, {"detail", e.detail}, {"required", e.required}});
   json = {{"model", report.model},
           {"out", report.out},
           {"dry_run", report.dry_run},

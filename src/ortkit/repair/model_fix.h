@@ -46,7 +46,8 @@ struct ModelFixOptions {
 struct FixEvidence {
   std::string claim;  ///< "other batch sizes run: batch = 1, 4, 9, rows agree"
   bool held = false;
-  std::string detail;  ///< the figures, or why it did not hold
+  std::string detail;    ///< the figures, or why it did not hold
+  bool required = true;  ///< false: a note (check still reporting a code elsewhere), not a proof that failed
 };
 
 struct ModelFixReport {
