@@ -16,6 +16,8 @@ start=$SECONDS
 # third-party converters write them).
 "$python" "$src/tests/python/weights_as_inputs.py" "$work/weights-as-inputs" >"$work/weights.log" 2>&1 \
   || { cat "$work/weights.log" >&2; fail "weights-as-inputs export"; }
+"$python" "$src/tests/python/training_export.py" "$work/bn-training" >"$work/bn.log" 2>&1 \
+  || { cat "$work/bn.log" >&2; fail "training-mode export"; }
 echo "exported in $((SECONDS - start)) s"
 
 # fix CASE CODE: fixes $work/CASE/model.onnx, which must be written with CODE fixed and every claim held.
@@ -59,6 +61,13 @@ PY
 fix_written 05-training-mode graph.training-dropout
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert 'inference form' in r['baseline'], r['baseline']" \
   "$work/05-training-mode.fix.json" || fail "05: baseline"
+
+# BatchNormalization and Dropout exported in training mode: fixed, the outputs are PyTorch's in eval mode.
+fix_written bn-training graph.training-batchnorm
+expect_rc 0 "$ortkit" validate "$work/bn-training/fixed.onnx" --reference "$work/bn-training/eval"
+expect_rc 0 "$ortkit" fix "$work/bn-training/model.onnx" --out "$work/bn-training/fixed2.onnx" \
+  --reference "$work/bn-training/eval"
+expect_msg "held   the outputs match the framework's references"
 
 fix_written 07-float64-leak graph.float64-mixed
 expect_rc 0 "$ortkit" validate "$work/07-float64-leak/fixed.onnx" --reference "$work/07-float64-leak/test_data_set_0"

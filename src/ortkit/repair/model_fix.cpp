@@ -153,12 +153,14 @@ Result<Verdict> CompareWithOriginal(ProofContext& c) {
   return Verdict{};
 }
 
+constexpr std::string_view kNoBatchDimension = "the fixed model's inputs share no batch dimension";
+
 /// Runs the fixed model at several sizes of its batch dimension, row i of a batch against row i alone.
 Result<FixEvidence> BatchSweep(ProofContext& c, std::vector<std::int64_t> sizes, const std::string& claim) {
   ORTKIT_ASSIGN_OR_RETURN(auto session, Session::CreateFromBytes(c.runtime, c.fixed_bytes, c.proof.session));
   ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(*session));
   const std::string batch = DetectBatchDim(NameUnnamedAxes(specs));
-  if (batch.empty()) return FixEvidence{claim, false, "the fixed model's inputs share no batch dimension"};
+  if (batch.empty()) return FixEvidence{claim, false, std::string(kNoBatchDimension)};
   SweepOptions sweep;
   sweep.axes = {SweepAxis{batch, std::move(sizes)}};
   sweep.base = c.proof.inputs;
@@ -214,27 +216,34 @@ std::vector<std::int64_t> BatchSizesAround(const onnx::ModelProto& original, con
   return {sizes.begin(), sizes.end()};
 }
 
-/// Each applied fix's purpose, run: a verdict against the first pass whose purpose does not hold.
+/// Each applied fix's purpose, run once per kind of purpose: a verdict against the first pass of that
+/// kind when it does not hold. A model put in inference mode must give the same outputs twice, and (with
+/// a batch dimension) each row of a batch the row run alone, which training-mode normalisation does not.
 Result<Verdict> ProvePurposes(ProofContext& c) {
+  std::set<FixPurpose> proven;
   for (const auto* pass : c.applied.changed) {
-    FixEvidence evidence;
+    if (pass->purpose == FixPurpose::kSameOutputs || !proven.insert(pass->purpose).second) continue;
+    std::vector<FixEvidence> evidence;
     if (pass->purpose == FixPurpose::kOtherBatches) {
-      ORTKIT_ASSIGN_OR_RETURN(evidence, BatchSweep(c, BatchSizesAround(c.original, c.proof.inputs),
-                                                   "other batch sizes run, each row equal to that row run alone"));
-    } else if (pass->purpose == FixPurpose::kInferenceMode) {
-      ORTKIT_ASSIGN_OR_RETURN(evidence, SameTwice(c));
+      ORTKIT_ASSIGN_OR_RETURN(auto sweep, BatchSweep(c, BatchSizesAround(c.original, c.proof.inputs),
+                                                     "other batch sizes run, each row equal to that row run alone"));
+      evidence.push_back(std::move(sweep));
     } else {
-      continue;
+      ORTKIT_ASSIGN_OR_RETURN(auto twice, SameTwice(c));
+      evidence.push_back(std::move(twice));
+      ORTKIT_ASSIGN_OR_RETURN(auto rows, BatchSweep(c, {1, 3}, "each row of a batch equal to that row run alone"));
+      if (rows.held || rows.detail != kNoBatchDimension) evidence.push_back(std::move(rows));
     }
-    const bool held = evidence.held;
-    const std::string detail = evidence.detail;
-    c.report.evidence.push_back(std::move(evidence));
-    if (!held) return Verdict{pass, detail};
+    for (auto& e : evidence) {
+      const bool held = e.held;
+      const std::string detail = e.detail;
+      c.report.evidence.push_back(std::move(e));
+      if (!held) return Verdict{pass, detail};
+    }
   }
   return Verdict{};
 }
 
-/// The checker on the fixed model: its errors stop the fix.
 /// The fixed model keeps the value_info inferred for its new shapes; its declared outputs stay as the
 /// fixes left them (inference would narrow them to what constants inside the graph give). The checker's
 /// errors, and the target release's, stop the fix.
