@@ -179,15 +179,23 @@ TEST_F(ServeCore, AnswersOfABatchOfSeveralAreTheirOwnRowsAndOutliveTheCore) {
   config.batching.max_batch_size = 5;
   config.batching.max_queue_delay_us = 5'000'000;
   auto core = Start(kMasked, config);
-  const double executions = MetricValue(*core, "nv_inference_exec_count");
   std::vector<InferRequest> requests;
   for (int i = 0; i < 4; ++i) requests.push_back(MaskedRequest(1 + i % 2, 5, 20 + i));
-  std::vector<std::future<Result<InferResponse>>> pending;
-  for (const auto& r : requests) pending.push_back(core->Infer(Clone(r)));
+  // An idle instance takes the first request alone; the others then wait for it and run as one batch.
+  // On a loaded machine the submitting thread can be descheduled long enough for the instance to be idle
+  // again before the third request comes: then that round is tried again (a few rounds, not forever).
   std::vector<Result<InferResponse>> answers;
-  for (auto& p : pending) answers.push_back(p.get());
-  // An idle instance may take the first request alone; the others then wait for it and run as one batch.
-  EXPECT_LE(MetricValue(*core, "nv_inference_exec_count"), executions + 2);
+  double executions = 0;
+  for (int round = 0; round < 5; ++round) {
+    const double before = MetricValue(*core, "nv_inference_exec_count");
+    std::vector<std::future<Result<InferResponse>>> pending;
+    for (const auto& r : requests) pending.push_back(core->Infer(Clone(r)));
+    answers.clear();
+    for (auto& p : pending) answers.push_back(p.get());
+    executions = MetricValue(*core, "nv_inference_exec_count") - before;
+    if (executions <= 2) break;
+  }
+  EXPECT_LE(executions, 2);
   core.reset();  // the answers hold their batch's outputs (rows at offsets in it), not the core
   for (std::size_t i = 0; i < requests.size(); ++i) ExpectMaskedAnswer(requests[i], answers[i]);
 }
