@@ -5,6 +5,8 @@
 # rounds differently once ONNX Runtime fuses it), are reduced to a handful of nodes within the time
 # limit, and the Python reproducer each writes shows the failure with onnxruntime in Python (an
 # independent oracle). A model that does not fail writes nothing; a bad --fails is a usage error.
+# --fails cmd:COMMAND: a checker script run by the project's Python (onnxruntime in another process)
+# judges each candidate of the NaN model, and the command printed reproduces the failure.
 source "$2/tests/support/e2e.sh"
 need_python
 "$python" "$src/tests/python/failing_models.py" "$work"
@@ -74,12 +76,63 @@ expect_msg "nothing written"
 expect_rc 1 "$ortkit" reduce "$work/run.onnx" --fails nan --out "$work/fine/min.onnx"
 expect_msg "does not fail as --fails nan asks"
 
+# cmd: a check command of the user's judges each candidate in its own process.
+cat >"$work/checker.py" <<'PY'
+import sys
+import numpy as np
+import onnxruntime as ort
+model, inputs = sys.argv[1], sys.argv[2]
+session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+feeds = {i.name: np.load(f"{inputs}/{i.name}.npy") for i in session.get_inputs()}
+for out, value in zip(session.get_outputs(), session.run(None, feeds)):
+    if np.isnan(value).any() or (value > 100).any():
+        print(f"bad output {out.name}")
+        sys.exit(1)
+print("all outputs fine")
+PY
+expect_rc 0 "$ortkit" reduce "$work/nan.onnx" --fails "cmd:$python $work/checker.py {model} {inputs}" \
+  --message "bad output" --command-timeout 30 --out "$work/cmd/min.onnx" --format json
+cp "$work/out" "$work/cmd.json"
+"$python" - "$work" "$python" <<'PY'
+import json, sys
+work, python = sys.argv[1], sys.argv[2]
+r = json.load(open(f"{work}/cmd.json"))
+assert r["reproduced"] and not r["budget_ran_out"], r
+assert r["condition"] == f"cmd:{python} {work}/checker.py {{model}} {{inputs}}", r["condition"]
+assert r["check_command"] == [python, f"{work}/checker.py", "{model}", "{inputs}"], r["check_command"]
+assert r["fed_values"] == "computed", r["fed_values"]
+assert r["original_nodes"] == 1000 and 1 <= r["reduced_nodes"] <= 9, (r["original_nodes"], r["nodes"])
+assert any(n["op_type"] == "Sqrt" for n in r["nodes"]), r["nodes"]
+assert r["message"].startswith("exit status 1: bad output"), r["message"]
+assert r["command"] == f"{python} {work}/checker.py {work}/cmd/min.onnx {work}/cmd/min_inputs", r["command"]
+print(f"reduce cmd: {r['original_nodes']} -> {r['reduced_nodes']} nodes, {r['candidates']} candidates in "
+      f"{r['seconds']:.1f} s ({', '.join(n['op_type'] for n in r['nodes'])})")
+PY
+cat "$work/out"
+command=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["command"])' "$work/cmd.json")
+expect_rc 1 bash -c "$command"
+expect_msg "bad output"
+expect_rc 1 "$python" "$work/cmd/min_repro.py"
+expect_msg "^reproduced: exit status 1"
+# A checker that passes the original: exit 1, nothing written.
+expect_rc 1 "$ortkit" reduce "$work/fine.onnx" --fails "cmd:$python $work/checker.py {model} {inputs}" \
+  --out "$work/cmd_fine/min.onnx"
+expect_msg "does not fail as --fails cmd:"
+expect_msg "all outputs fine"
+[ ! -e "$work/cmd_fine" ] || fail "a model the command passes wrote $(ls "$work/cmd_fine")"
+
 # Usage errors name the flag.
 expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails crash --out "$work/x.onnx"
 expect_msg "\-\-fails 'crash'"
 expect_msg "diverge=opt-levels"
 expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails diverge=opt-levels=off,fast --out "$work/x.onnx"
 expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails nan --message boom --out "$work/x.onnx"
-expect_msg "\-\-message applies to load and run"
+expect_msg "\-\-message applies to load, run and cmd"
+expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails "cmd:" --out "$work/x.onnx"
+expect_msg "\-\-fails 'cmd:' names no command"
+expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails "cmd:ortkit-no-such-checker {model}" --out "$work/x.onnx"
+expect_msg "\-\-fails 'cmd:ortkit-no-such-checker {model}': cannot run 'ortkit-no-such-checker'"
+expect_rc 2 "$ortkit" reduce "$work/run.onnx" --fails "cmd:true" --command-timeout 0 --out "$work/x.onnx"
+expect_msg "\-\-command-timeout"
 [ ! -e "$work/x.onnx" ] || fail "a usage error wrote $work/x.onnx"
 echo "reduce: all checks passed"

@@ -184,6 +184,19 @@ TEST_F(FixTest, DeadCodeUnusedInputsAndDuplicateInitializersGo) {
   EXPECT_TRUE(report.proof && report.proof->Passed());
 }
 
+TEST_F(FixTest, EqualConstantNodesAreReadAsOne) {
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 2] x) => (float[N, 2] y) {
+      a = Constant <value = float[2] {1, 2}> ()
+      b = Constant <value = float[2] {1, 2}> ()
+      p = Mul(x, a)
+      y = Add(p, b)
+    })");
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_EQ(Fixed().graph().node_size(), 3);
+  EXPECT_TRUE(report.proof && report.proof->Passed());
+}
+
 TEST_F(FixTest, TwoNamesForOneSizeBecomeOne) {
   const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
     g (float[a, 3] x, float[b, 3] z) => (float[a, 3] y) { y = Add(x, z) })");

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "ortkit/core/process.h"
+#include "ortkit/reduce/command_check.h"
 #include "ortkit/reduce/failure_condition.h"
 #include "ortkit/reduce/graph_slice.h"
 #include "ortkit/reduce/observation.h"
@@ -261,6 +264,144 @@ TEST_F(ReduceTest, ARunOutBudgetKeepsTheSmallestFailingModelSoFar) {
   probe.kind = FailureKind::kRun;
   const Observation again = Observe(*runtime_, probe, report->reduced.SerializeAsString(), report->inputs);
   EXPECT_EQ(again.seen, FailureKind::kRun) << again.message;
+}
+
+// ---- cmd: a check command (python3 and a script written here; no onnx or onnxruntime needed).
+
+/// A checker reading the candidate's bytes: exits 3 printing "found OP" when the model holds the op
+/// type OP (protobuf stores it as text) and the inputs folder holds test_data_set_0/input_0.pb; MODE
+/// "never" always passes, "sleep" hangs, "crash" kills itself with SIGSEGV instead of exiting 3.
+constexpr const char* kCheckerScript = R"PY(
+import os, sys, time
+model, inputs, op, mode = sys.argv[1:5]
+data = open(model, "rb").read()
+if mode == "sleep":
+    time.sleep(30)
+if mode != "never" and op.encode() in data and os.path.isfile(os.path.join(inputs, "test_data_set_0", "input_0.pb")):
+    print(f"found {op}", flush=True)
+    if mode == "crash":
+        os.kill(os.getpid(), 11)
+    sys.exit(3)
+print("clean")
+)PY";
+
+class ReduceCommandTest : public ReduceTest {
+ protected:
+  std::string Checker() {
+    const fs::path script = dir_.path() / "checker.py";
+    std::ofstream(script) << kCheckerScript;
+    return script.string();
+  }
+  ReduceOptions Options(const std::string& op, const std::string& mode, ReduceOptions options = {}) {
+    options.condition =
+        ParseFailureCondition(fmt::format("cmd:python3 '{}' {{model}} {{inputs}} {} {}", Checker(), op, mode)).value();
+    return options;
+  }
+  Result<ReduceReport> Run(const onnx::ModelProto& model, const ReduceOptions& options) {
+    return Reduce(*runtime_, model, Inputs(model), options);
+  }
+};
+
+TEST_F(ReduceCommandTest, ACheckCommandFindsTheNodeItLooksFor) {
+  onnx::ModelProto model = ChainModel(R"(
+      below = Sub (h, two)
+      m = Sqrt (below)
+)");
+  AddFloats(model, "two", {}, {2.0f});
+  auto report = Run(model, Options("Sqrt", "fail"));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report->original_fails) << report->not_failing;
+  EXPECT_EQ(report->condition.kind, FailureKind::kCommand);
+  EXPECT_EQ(report->original_nodes, 199u);
+  EXPECT_LE(report->nodes.size(), 9u);
+  EXPECT_TRUE(
+      std::any_of(report->nodes.begin(), report->nodes.end(), [](const auto& n) { return n.op_type == "Sqrt"; }));
+  EXPECT_TRUE(report->fed_computed);
+  EXPECT_GE(report->candidates, 5u);
+  EXPECT_NE(report->message.find("exit status 3: found Sqrt"), std::string::npos) << report->message;
+  // The reduced model still makes the command fail; the printed command, run, does too.
+  CommandCheck check;
+  check.argv = report->condition.command;
+  auto again = RunCommandCheck(check, report->reduced.SerializeAsString(), report->inputs);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->failed) << again->summary;
+  auto files = WriteReproducer(*report, dir_.path() / "min.onnx");
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_NE(files->command.find((dir_.path() / "min.onnx").string()), std::string::npos) << files->command;
+  auto argv = SplitCommandLine(files->command);
+  ASSERT_TRUE(argv.ok());
+  auto printed = RunProcess(*argv);
+  ASSERT_TRUE(printed.ok()) << printed.error().message;
+  EXPECT_EQ(printed->exit_code, 3) << printed->out << printed->err;
+  auto script = RunProcess({"python3", files->script.string()});
+  ASSERT_TRUE(script.ok());
+  EXPECT_EQ(script->exit_code, 1) << script->out << script->err;
+  EXPECT_NE(script->out.find("reproduced: exit status 3"), std::string::npos) << script->out;
+}
+
+TEST_F(ReduceCommandTest, ACrashOfTheCheckedProgramIsAFailureAndTheMessageMustMatch) {
+  onnx::ModelProto model = ChainModel("      m = Reshape (h, two_unknowns)\n");
+  AddInts(model, "two_unknowns", {-1, -1});
+  ReduceOptions options;
+  options.message = "found Reshape";
+  auto report = Run(model, Options("Reshape", "crash", options));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report->original_fails) << report->not_failing;
+  EXPECT_NE(report->message.find("killed by signal 11"), std::string::npos) << report->message;
+  // ONNX Runtime refuses the original: the values fed for cut values are synthesised, as for load.
+  EXPECT_FALSE(report->fed_computed);
+  ASSERT_LE(report->nodes.size(), 9u);
+  EXPECT_TRUE(
+      std::any_of(report->nodes.begin(), report->nodes.end(), [](const auto& n) { return n.op_type == "Reshape"; }));
+  options.message = "out of memory";
+  report = Run(model, Options("Reshape", "crash", options));
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(report->original_fails);
+  EXPECT_NE(report->not_failing.find("does not contain 'out of memory'"), std::string::npos) << report->not_failing;
+}
+
+TEST_F(ReduceCommandTest, ACommandThatPassesOrTimesOutIsNotAFailure) {
+  const onnx::ModelProto model = ChainModel("      m = Sqrt (h)\n");
+  auto never = Run(model, Options("Sqrt", "never"));
+  ASSERT_TRUE(never.ok()) << never.error().message;
+  EXPECT_FALSE(never->original_fails);
+  EXPECT_EQ(never->candidates, 0u);
+  EXPECT_NE(never->not_failing.find("exit status 0: clean"), std::string::npos) << never->not_failing;
+  ReduceOptions options;
+  options.command_timeout = std::chrono::milliseconds(500);
+  const auto start = std::chrono::steady_clock::now();
+  auto slow = Run(model, Options("Sqrt", "sleep", options));
+  ASSERT_TRUE(slow.ok()) << slow.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(slow->original_fails);
+  EXPECT_NE(slow->not_failing.find("timed out"), std::string::npos) << slow->not_failing;
+}
+
+TEST_F(ReduceCommandTest, AProgramThatCannotBeStartedNamesTheFlag) {
+  const onnx::ModelProto model = ChainModel("      m = Sqrt (h)\n");
+  ReduceOptions options;
+  options.condition = ParseFailureCondition("cmd:ortkit-no-such-checker {model}").value();
+  auto report = Run(model, options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(report.error().message.find("--fails 'cmd:ortkit-no-such-checker {model}'"), std::string::npos)
+      << report.error().message;
+}
+
+TEST(ReduceCondition, ACommandIsSplitWithoutAShell) {
+  auto parsed = ParseFailureCondition(R"(cmd:python3  'my check.py' --model={model} "a b"'c' {inputs})");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->kind, FailureKind::kCommand);
+  EXPECT_EQ(parsed->command,
+            (std::vector<std::string>{"python3", "my check.py", "--model={model}", "a bc", "{inputs}"}));
+  EXPECT_EQ(parsed->ToString(), R"(cmd:python3  'my check.py' --model={model} "a b"'c' {inputs})");
+  EXPECT_EQ(FillPlaceholders(parsed->command, "/m.onnx", "/in")[2], "--model=/m.onnx");
+  EXPECT_EQ(ShellCommandLine({"python3", "my check.py", "it's"}), R"(python3 'my check.py' 'it'\''s')");
+  for (const char* bad : {"cmd:", "cmd:   ", "cmd:python3 'unterminated"}) {
+    auto error = ParseFailureCondition(bad);
+    ASSERT_FALSE(error.ok()) << bad;
+    EXPECT_NE(error.error().message.find("--fails"), std::string::npos) << error.error().message;
+  }
 }
 
 TEST(ReduceCondition, ParsesEveryFormAndNamesTheFlagOtherwise) {

@@ -31,6 +31,7 @@ struct ReduceFlags {
   std::optional<double> atol;
   std::optional<double> rtol;
   double time_budget_s = 180;
+  double command_timeout_s = std::chrono::duration<double>(ReduceOptions{}.command_timeout).count();
   std::string provider = SessionConfig{}.provider;
   InputFlags inputs;
   std::string format = "text";
@@ -54,6 +55,11 @@ Result<ReduceOptions> OptionsFrom(const ReduceFlags& flags) {
                      fmt::format("--time-budget {} must be a number of seconds above 0", flags.time_budget_s));
   }
   options.time_budget = std::chrono::milliseconds(static_cast<std::int64_t>(flags.time_budget_s * 1000));
+  if (!(flags.command_timeout_s > 0)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--command-timeout {} must be a number of seconds above 0", flags.command_timeout_s));
+  }
+  options.command_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(flags.command_timeout_s * 1000));
   if (FindProvider(flags.provider) == nullptr) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("--provider '{}' is not one of {}", flags.provider,
                                                               fmt::join(KnownProviderNames(), ", ")));
@@ -81,6 +87,11 @@ void PrintText(const ReduceReport& report, const ReproducerFiles& files, const R
   out += fmt::format("  condition   {}{}\n", report.condition.ToString(),
                      report.code.empty() ? "" : fmt::format(" ({})", report.code));
   if (!report.node.empty()) out += fmt::format("  node        '{}' (named by the runtime, kept)\n", report.node);
+  if (report.condition.kind == FailureKind::kCommand) {
+    out += fmt::format("  fed values  {}\n", report.fed_computed
+                                                 ? "computed by the original in ONNX Runtime (optimisations off)"
+                                                 : "synthesised (the original does not run in ONNX Runtime)");
+  }
   out += fmt::format("  matched     {}\n", report.message);
   out += fmt::format("  nodes       {} -> {}\n", report.original_nodes, report.nodes.size());
   if (report.nodes.size() <= kNodesListed) out += fmt::format("  kept        {}\n", NodeList(report));
@@ -156,9 +167,14 @@ void RegisterReduce(CLI::App& app, int& exit_code) {
   cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", flags->out, "where to write the reduced model (MIN.onnx)")->required();
   cmd->add_option("--fails", flags->fails,
-                  "the failure to keep: auto, load, run, nan, diverge=opt-levels[=A,B], diverge=providers=A,B")
+                  "the failure to keep: auto, load, run, nan, diverge=opt-levels[=A,B], diverge=providers=A,B, or "
+                  "cmd:COMMAND (fails when COMMAND exits non-zero or crashes; {model} and {inputs} are filled in)")
       ->capture_default_str();
-  cmd->add_option("--message", flags->message, "load, run: text the runtime's message must contain");
+  cmd->add_option("--message", flags->message,
+                  "load, run: text the runtime's message must contain; cmd: text the command's output must contain");
+  cmd->add_option("--command-timeout", flags->command_timeout_s,
+                  "cmd: seconds each run of the command may take; a run that times out does not count as failing")
+      ->capture_default_str();
   cmd->add_option("--atol", flags->atol, "diverge: absolute tolerance (default: per element type, as validate)");
   cmd->add_option("--rtol", flags->rtol, "diverge: relative tolerance (default: per element type, as validate)");
   cmd->add_option("--time-budget", flags->time_budget_s,

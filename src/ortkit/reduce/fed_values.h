@@ -45,6 +45,8 @@ class FedValues {
   bool NonFinite(const std::string& name) const;
   /// Tensors for `names` (provided before), each a copy.
   Result<std::vector<NamedTensor>> Feeds(const std::vector<std::string>& names) const;
+  /// Whether values are computed (Computed) rather than inferred and synthesised (Inferred).
+  bool computes() const { return runtime_ != nullptr; }
   /// Sessions created to compute values.
   std::size_t sessions() const { return sessions_; }
 

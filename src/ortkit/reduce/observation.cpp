@@ -57,11 +57,23 @@ Observation ObserveDivergence(Runtime& runtime, const ProbeSettings& settings, s
   return o;
 }
 
+Observation ObserveCommand(const ProbeSettings& settings, std::string_view bytes, std::span<const NamedTensor> inputs) {
+  if (!settings.command) return Passed("no check command");
+  auto result = RunCommandCheck(*settings.command, bytes, inputs);
+  if (!result.ok()) return Passed(result.error().message);
+  if (!result->failed) return Passed(std::move(result->summary));
+  Observation o;
+  o.seen = FailureKind::kCommand;
+  o.message = std::move(result->summary);
+  return o;
+}
+
 }  // namespace
 
 Observation Observe(Runtime& runtime, const ProbeSettings& settings, std::string_view model_bytes,
                     std::span<const NamedTensor> inputs) {
   if (settings.kind == FailureKind::kDiverge) return ObserveDivergence(runtime, settings, model_bytes, inputs);
+  if (settings.kind == FailureKind::kCommand) return ObserveCommand(settings, model_bytes, inputs);
   auto session = Session::CreateFromBytes(runtime, model_bytes, settings.session);
   if (!session.ok()) {
     if (settings.kind != FailureKind::kLoad && settings.kind != FailureKind::kAuto)

@@ -13,6 +13,7 @@
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/reduce/command_check.h"
 #include "ortkit/reduce/fed_values.h"
 #include "ortkit/reduce/graph_slice.h"
 #include "ortkit/reduce/observation.h"
@@ -156,7 +157,7 @@ std::size_t Search::LatestStart(std::size_t last) {
 /// Computes, in as few runs as it can, the values produced and read inside `subset`: the graph inputs
 /// that removing a node of it makes.
 void Search::PrefetchInside(const NodeSubset& subset) {
-  if (expected_.kind == FailureKind::kLoad) return;
+  if (!values_.computes()) return;
   const SliceBoundary boundary = slicer_.BoundaryOf(subset);
   std::vector<std::string> inside;
   for (std::size_t p : subset) {
@@ -209,10 +210,14 @@ bool Search::Run() {
 Status CheckOptions(const ReduceOptions& options) {
   const FailureKind kind = options.condition.kind;
   if (!options.message.empty() && (kind == FailureKind::kNan || kind == FailureKind::kDiverge)) {
-    return MakeError(
-        ErrorKind::kInvalidArgument,
-        fmt::format("--message applies to load and run failures, not to --fails {}", options.condition.ToString()));
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--message applies to load, run and cmd failures, not to --fails {}",
+                                 options.condition.ToString()));
   }
+  if (kind == FailureKind::kCommand && options.condition.command.empty())
+    return MakeError(ErrorKind::kInvalidArgument, "--fails cmd: names no command to run");
+  if (kind == FailureKind::kCommand && options.command_timeout.count() <= 0)
+    return MakeError(ErrorKind::kInvalidArgument, "--command-timeout must be above 0 seconds");
   return options.tolerance.Validate();
 }
 
@@ -257,6 +262,10 @@ ReproCheck MakeReproCheck(const ReduceOptions& options, const ProbeSettings& pro
   } else if (seen.seen == FailureKind::kLoad || seen.seen == FailureKind::kRun) {
     check.fragments = MessageFragments(seen.message);
   }
+  if (probe.command) {
+    check.command = probe.command->argv;
+    check.command_timeout_s = std::chrono::duration<double>(probe.command->timeout).count();
+  }
   if (seen.comparison) {
     for (const auto& c : seen.comparison->comparison.outputs)
       check.tolerances[c.name] = Tolerance{c.EffectiveAtol(), c.tolerance.rtol, false};
@@ -273,6 +282,8 @@ Result<ProbeSettings> MakeProbe(const ReduceOptions& options) {
     ORTKIT_ASSIGN_OR_RETURN(auto plan, ParseCrossCheckMode(options.condition.cross_check_mode, options.session));
     probe.plan = std::move(plan);
   }
+  if (probe.kind == FailureKind::kCommand)
+    probe.command = CommandCheck{options.condition.command, options.message, options.command_timeout};
   return probe;
 }
 
@@ -287,7 +298,9 @@ std::optional<std::string> NotFailing(const ReduceOptions& options, const Observ
     }
     return fmt::format("the original does not fail as --fails {} asks: {}", options.condition.ToString(), seen.message);
   }
-  if (!options.message.empty() && seen.message.find(options.message) == std::string::npos) {
+  // A check command's output is matched against --message by the check itself.
+  if (seen.seen != FailureKind::kCommand && !options.message.empty() &&
+      seen.message.find(options.message) == std::string::npos) {
     return fmt::format("the original fails ({}) but its message does not contain '{}': {}", ToString(seen.seen),
                        options.message, seen.message);
   }
@@ -345,8 +358,41 @@ Expectation ExpectationFrom(const GraphSlicer& slicer, const Observation& seen, 
   expected.code = seen.code;
   expected.node = seen.node;
   expected.node_position = slicer.PositionOfNode(seen.node);
-  expected.message = message;
+  // A check command's output is matched by the check itself; its summary need not hold the text.
+  if (seen.seen != FailureKind::kCommand) expected.message = message;
   return expected;
+}
+
+/// The original's observation; for a check command, an error naming --fails when it cannot be started.
+Result<Observation> ObserveOriginal(Runtime& runtime, const ProbeSettings& probe, const ReduceOptions& options,
+                                    const std::string& bytes, std::span<const NamedTensor> inputs) {
+  if (!probe.command) return Observe(runtime, probe, bytes, inputs);
+  auto result = RunCommandCheck(*probe.command, bytes, inputs);
+  if (!result.ok()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--fails '{}': {}", options.condition.ToString(), result.error().message));
+  }
+  Observation o;
+  o.message = std::move(result->summary);
+  if (result->failed) o.seen = FailureKind::kCommand;
+  return o;
+}
+
+/// The values fed for cut values: computed by the original on the reference configuration, or, when
+/// it cannot be (a load failure, or a check command's original that ONNX Runtime refuses to load or
+/// run), inferred and synthesised.
+FedValues ChooseFedValues(Runtime& runtime, const GraphSlicer& slicer, const ProbeSettings& probe,
+                          const std::string& bytes, std::span<const NamedTensor> inputs, std::uint64_t seed) {
+  bool runs = probe.kind != FailureKind::kLoad;
+  if (probe.kind == FailureKind::kCommand) {
+    ProbeSettings in_process;
+    in_process.kind = FailureKind::kAuto;  // load, then run (a NaN made is no obstacle)
+    in_process.session = ReferenceConfig(probe);
+    const FailureKind seen = Observe(runtime, in_process, bytes, inputs).seen;
+    runs = seen != FailureKind::kLoad && seen != FailureKind::kRun;
+  }
+  if (!runs) return FedValues::Inferred(slicer, inputs, seed);
+  return FedValues::Computed(runtime, slicer, ReferenceConfig(probe), inputs);
 }
 
 }  // namespace
@@ -358,7 +404,8 @@ Result<ReduceReport> Reduce(Runtime& runtime, const onnx::ModelProto& model, std
   ORTKIT_ASSIGN_OR_RETURN(ProbeSettings probe, MakeProbe(options));
   ReduceReport report;
   report.original_nodes = static_cast<std::size_t>(model.graph().node_size());
-  const Observation original = Observe(runtime, probe, model.SerializeAsString(), inputs);
+  const std::string bytes = model.SerializeAsString();
+  ORTKIT_ASSIGN_OR_RETURN(const Observation original, ObserveOriginal(runtime, probe, options, bytes, inputs));
   report.original_message = original.message;
   report.condition = options.condition;
   if (auto why = NotFailing(options, original)) {
@@ -371,9 +418,7 @@ Result<ReduceReport> Reduce(Runtime& runtime, const onnx::ModelProto& model, std
   probe.kind = original.seen;
   const GraphSlicer slicer(model);
   const Expectation expected = ExpectationFrom(slicer, original, options.message);
-  FedValues values = original.seen == FailureKind::kLoad
-                         ? FedValues::Inferred(slicer, inputs, options.seed)
-                         : FedValues::Computed(runtime, slicer, ReferenceConfig(probe), inputs);
+  FedValues values = ChooseFedValues(runtime, slicer, probe, bytes, inputs, options.seed);
   Search search(runtime, slicer, values, probe, expected, options, start);
   const bool sliced = search.Run();
   ORTKIT_RETURN_IF_ERROR(FillResult(slicer, values, search, sliced, model, inputs, report));
@@ -389,6 +434,7 @@ Result<ReduceReport> Reduce(Runtime& runtime, const onnx::ModelProto& model, std
   report.repro = MakeReproCheck(options, probe, reduced);
   report.candidates = search.candidates;
   report.sessions = values.sessions();
+  report.fed_computed = values.computes();
   report.budget_ran_out = search.out_of_time;
   report.seconds = SecondsSince(start);
   return report;
@@ -453,6 +499,10 @@ nlohmann::json ReduceReport::ToJson() const {
                       {"seconds", seconds},
                       {"budget_ran_out", budget_ran_out}};
   if (!original_fails) j["not_failing"] = not_failing;
+  if (condition.kind == FailureKind::kCommand) {
+    j["check_command"] = condition.command;
+    j["fed_values"] = fed_computed ? "computed" : "synthesised";
+  }
   return j;
 }
 

@@ -6,7 +6,8 @@
 // candidate reads from removed nodes are fed with what the original computes there (FedValues). The
 // search: the shortest failing prefix [0, b] by bisection, the latest start a with [a, b] still
 // failing, then ddmin-style removal of chunks and single nodes inside the range. Every candidate runs
-// in this process: a runtime crash (not an error) ends it.
+// in this process (a runtime crash, not an error, ends it), except with a check command (`cmd:`),
+// which judges each candidate in a process of its own.
 
 #include <chrono>
 #include <cstddef>
@@ -40,9 +41,10 @@ struct ReduceProgress {
 
 struct ReduceOptions {
   FailureCondition condition;  ///< kAuto: load, run or nan, whichever the original shows first
-  std::string message;         ///< load, run: the runtime's message must contain it (empty: any)
-  ToleranceRules tolerance;    ///< diverge
-  SessionConfig session;       ///< provider and threads; load, run and nan run with its optimisation level
+  std::string message;         ///< load, run: the runtime's message, cmd: the command's output must contain it
+  std::chrono::milliseconds command_timeout{60'000};  ///< cmd: each run of the command; a time-out is no failure
+  ToleranceRules tolerance;                           ///< diverge
+  SessionConfig session;  ///< provider and threads; load, run and nan run with its optimisation level
   std::chrono::milliseconds time_budget{180'000};          ///< the search stops there, keeping the smallest so far
   std::uint64_t seed = 0;                                  ///< load: seed of the values synthesised for cut values
   std::function<void(const ReduceProgress&)> on_progress;  ///< must not throw
@@ -64,6 +66,8 @@ struct ReproCheck {
   Side b;                                       ///< diverge: the side judged against a
   std::vector<std::string> fragments;           ///< load, run: the error's text must contain each
   std::map<std::string, Tolerance> tolerances;  ///< diverge: per output, absolute part already scaled
+  std::vector<std::string> command;             ///< cmd: the check command, placeholders unfilled
+  double command_timeout_s = 0;                 ///< cmd
 };
 
 struct ReduceReport {
@@ -79,6 +83,7 @@ struct ReduceReport {
   std::vector<ReducedNode> nodes;  ///< of the reduced model, in order
   std::size_t candidates = 0;      ///< candidates tried
   std::size_t sessions = 0;        ///< sessions created to compute fed values
+  bool fed_computed = false;       ///< values fed for cut values: computed by the original (else synthesised)
   double seconds = 0;
   bool budget_ran_out = false;
   onnx::ModelProto reduced;         ///< weights inline
@@ -97,7 +102,8 @@ Result<onnx::ModelProto> LoadModelForReduce(const std::filesystem::path& path);
 Result<std::vector<NamedTensor>> PrepareReduceInputs(const onnx::ModelProto& model, const InputSources& sources);
 
 /// Reduces `model`, fed `inputs`. Errors: a bad cross-check mode (kInvalidArgument), an unavailable
-/// provider (kUnavailable), a --message with nan or diverge (kInvalidArgument). An original that does
+/// provider (kUnavailable), a --message with nan or diverge (kInvalidArgument), a check command that
+/// cannot be started on the original (kInvalidArgument naming --fails). An original that does
 /// not fail as asked is a report with original_fails false.
 Result<ReduceReport> Reduce(Runtime& runtime, const onnx::ModelProto& model, std::span<const NamedTensor> inputs,
                             const ReduceOptions& options);

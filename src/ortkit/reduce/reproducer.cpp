@@ -1,15 +1,13 @@
 #include "ortkit/reduce/reproducer.h"
 
 #include <fstream>
-#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/model/external_data.h"
-#include "ortkit/tensor/npy.h"
-#include "ortkit/tensor/test_case.h"
-#include "ortkit/validate/localize.h"
+#include "ortkit/reduce/command_check.h"
+#include "ortkit/reduce/input_folder.h"
 
 namespace ortkit {
 namespace {
@@ -143,11 +141,47 @@ if __name__ == "__main__":
     sys.exit(main())
 )PY";
 
-std::string ShellQuoted(const std::string& text) {
-  if (text.find_first_of(" \t'\"$`\\!*?&;|<>()") == std::string::npos) return text;
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
+/// cmd: runs the check command on the files beside the script, as ortkit judged each candidate.
+constexpr const char* kCommandScriptBody = R"PY(
+
+def main():
+    argv = [arg.replace("{model}", MODEL).replace("{inputs}", INPUTS) for arg in COMMAND]
+    try:
+        run = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                             timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        print(f"not reproduced: timed out after {TIMEOUT:g} s")
+        return 0
+    except OSError as error:
+        print(f"not reproduced: {error}")
+        return 0
+    output = run.stdout + run.stderr
+    status = f"killed by signal {-run.returncode}" if run.returncode < 0 else f"exit status {run.returncode}"
+    if run.returncode != 0 and all(fragment in output for fragment in FRAGMENTS):
+        print(f"reproduced: {status}")
+        return 1
+    print(f"not reproduced: {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+)PY";
+
+std::string CommandScript(const ReduceReport& report, const std::string& model_file, const std::string& inputs) {
+  std::string script = "#!/usr/bin/env python3\n";
+  script += fmt::format("\"\"\"Written by `ortkit reduce`: {} nodes of {} that still fail ({}).\n\n",
+                        report.nodes.size(), report.original_nodes, report.condition.ToString());
+  script += "Runs the check command on the reduced model; exits 1 and prints 'reproduced: ...' when it fails\n";
+  script += "(non-zero exit or a signal, within the time-out), 0 with 'not reproduced' otherwise.\n\"\"\"\n";
+  script += "import os\nimport subprocess\nimport sys\n\n";
+  script += "HERE = os.path.dirname(os.path.abspath(__file__))\n";
+  script += fmt::format("MODEL = os.path.join(HERE, {})\n", Literal(model_file));
+  script += fmt::format("INPUTS = os.path.join(HERE, {})\n", Literal(inputs));
+  script += fmt::format("COMMAND = {}\n", Literal(report.repro.command));
+  script += fmt::format("FRAGMENTS = {}\n", Literal(report.repro.fragments));
+  script += fmt::format("TIMEOUT = {}\n", Literal(report.repro.command_timeout_s));
+  return script + kCommandScriptBody;
 }
 
 Status WriteText(const fs::path& path, const std::string& text) {
@@ -158,22 +192,14 @@ Status WriteText(const fs::path& path, const std::string& text) {
   return OkStatus();
 }
 
-/// NAME.npy for each input, names made safe for files and kept distinct.
-std::vector<std::string> NpyFileNames(std::span<const NamedTensor> inputs) {
-  std::set<std::string> used;
-  std::vector<std::string> names;
-  for (const auto& in : inputs) {
-    std::string stem = ReferenceFileStem(in.name);
-    for (int k = 2; !used.insert(stem).second; ++k) stem = fmt::format("{}_{}", ReferenceFileStem(in.name), k);
-    names.push_back(stem + ".npy");
-  }
-  return names;
-}
-
 }  // namespace
 
 std::string ReproScript(const ReduceReport& report, const std::string& model_file,
                         const std::vector<std::string>& npy_files) {
+  if (report.condition.kind == FailureKind::kCommand) {
+    const std::string inputs = fs::path(model_file).stem().string() + "_inputs";
+    return CommandScript(report, model_file, inputs);
+  }
   std::string script = "#!/usr/bin/env python3\n";
   script += fmt::format("\"\"\"Written by `ortkit reduce`: {} nodes of {} that still fail ({}).\n\n",
                         report.nodes.size(), report.original_nodes, report.condition.ToString());
@@ -198,18 +224,16 @@ Result<ReproducerFiles> WriteReproducer(const ReduceReport& report, const fs::pa
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("creating '{}': {}", folder.string(), ec.message()));
   ORTKIT_RETURN_IF_ERROR(WriteModel(report.reduced, out, /*external_data=*/false));
-  ORTKIT_RETURN_IF_ERROR(WriteTestDataSet(files.test_data_set, report.inputs, {}));
-  const std::vector<std::string> npy = NpyFileNames(report.inputs);
+  ORTKIT_ASSIGN_OR_RETURN(files.npy, WriteInputFolder(files.inputs, report.inputs));
   std::vector<std::string> relative;
-  for (std::size_t i = 0; i < npy.size(); ++i) {
-    files.npy.push_back(files.inputs / npy[i]);
-    ORTKIT_RETURN_IF_ERROR(WriteNpy(files.npy.back(), report.inputs[i].tensor));
-    relative.push_back((fs::path(stem + "_inputs") / npy[i]).generic_string());
-  }
+  for (const auto& npy : files.npy) relative.push_back((fs::path(stem + "_inputs") / npy.filename()).generic_string());
   ORTKIT_RETURN_IF_ERROR(WriteText(files.script, ReproScript(report, out.filename().string(), relative)));
   fs::permissions(files.script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
-  files.command = "python3 " + ShellQuoted(files.script.string());
+  files.command = ShellCommandLine({"python3", files.script.string()});
+  // cmd: the user's own command on the files written is the reproducer; the script wraps the same.
+  if (report.condition.kind == FailureKind::kCommand)
+    files.command = ShellCommandLine(FillPlaceholders(report.repro.command, out.string(), files.inputs.string()));
   return files;
 }
 

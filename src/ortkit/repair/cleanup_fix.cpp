@@ -132,6 +132,27 @@ void MergeDuplicateInitializers(onnx::GraphProto& graph, FixPassResult& result) 
                             fmt::format("read as an equal initializer instead: {}", Listed(merged))});
 }
 
+/// Constant nodes of the main graph with equal attributes: readers of the later ones read the first's
+/// output (the later ones are then dead code).
+void MergeDuplicateConstants(onnx::GraphProto& graph, FixPassResult& result) {
+  std::unordered_set<std::string> outputs;
+  for (const auto& v : graph.output()) outputs.insert(v.name());
+  std::unordered_map<std::string, std::string> first_by_value;
+  std::vector<std::string> merged;
+  for (const auto& node : graph.node()) {
+    if (!lint::IsOnnxOp(node, "Constant") || node.output_size() != 1 || outputs.count(node.output(0))) continue;
+    std::string key;
+    for (const auto& attr : node.attribute()) key += attr.SerializeAsString();
+    auto [it, inserted] = first_by_value.emplace(std::move(key), node.output(0));
+    if (inserted) continue;
+    RenameReaders(graph, node.output(0), it->second);
+    merged.push_back(fmt::format("{} -> {}", node.output(0), it->second));
+  }
+  if (merged.empty()) return;
+  result.changes.push_back({"", fmt::format("{} Constant node{}", merged.size(), merged.size() == 1 ? "" : "s"),
+                            fmt::format("read as an equal Constant instead: {}", Listed(merged))});
+}
+
 void RemoveUnusedInitializers(onnx::GraphProto& graph, FixPassResult& result) {
   const auto read = ReadNames(graph);
   std::vector<std::string> removed;
@@ -193,6 +214,7 @@ FixPassResult FixInitializersAsInputs(onnx::ModelProto& model, const FixPassOpti
 FixPassResult RemoveDeadCode(onnx::ModelProto& model, const FixPassOptions&) {
   FixPassResult result;
   auto& graph = *model.mutable_graph();
+  MergeDuplicateConstants(graph, result);
   RemoveDeadNodes(graph, result);
   RemoveUnusedInputs(graph, result);
   MergeDuplicateInitializers(graph, result);
