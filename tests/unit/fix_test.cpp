@@ -293,6 +293,22 @@ TEST_F(FixTest, ConstantSubgraphsAreFoldedByTheRuntimeOffline) {
   EXPECT_TRUE(report.proof && report.proof->Passed());
 }
 
+TEST_F(FixTest, OriginalThatDoesNotRunIsNotProvenButTheFixedModelRuns) {
+  // The Reshape fails at the sizes the proof tries (3 elements per row into rows of 5) and no fix touches
+  // it: neither model runs, so the report says the outputs were not compared and the fixed model did not
+  // run either (a note: the unused input's removal stands on its own).
+  const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[N, 3] x, float[N, 3] unused) => (float[N, 5] y) <int64[2] shape = {-1, 5}> {
+      y = Reshape(x, shape)
+    })");
+  EXPECT_TRUE(HasCode(report.diagnoses, "fix.not-proven")) << nlohmann::json(report).dump(1);
+  const auto runs = std::find_if(report.evidence.begin(), report.evidence.end(),
+                                 [](const FixEvidence& e) { return e.claim == "the fixed model loads and runs here"; });
+  ASSERT_NE(runs, report.evidence.end());
+  EXPECT_FALSE(runs->held);
+  EXPECT_FALSE(runs->required);
+}
+
 TEST_F(FixTest, HealthyModelHasNothingToFix) {
   const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>
     g (float[N, 3] x) => (float[N, 3] y) { y = Relu(x) })");
