@@ -1,68 +1,102 @@
 #!/usr/bin/env bash
 # The CUDA path end to end, for a machine with an NVIDIA GPU: the environment report, check on the CUDA
 # provider, CPU-vs-CUDA numbers (validate --compare providers, with the nodes that fell back to the CPU),
-# latency and throughput at batch 1/8/32 on both providers (bench, IO binding, the profile's Memcpy and
-# fallback report), and serving on CUDA under 64 concurrent clients. Prints the figures that go into
-# docs/performance.md. Needs ortkit built against the GPU flavour, or the CPU build with the GPU library
-# on LD_LIBRARY_PATH (the default here), and CUDA 13 + cuDNN 9 where the loader finds them.
+# latency and throughput at batch 1/8/32 on both providers (bench with device IO binding, the profile's
+# Memcpy and fallback report), and serving on CUDA under 64 concurrent clients. Prints the figures that go
+# into docs/performance.md. Needs ortkit built against the GPU flavour, or the CPU build with the GPU library
+# on LD_LIBRARY_PATH (the default here), and CUDA 13 + cuDNN 9 where the loader finds them. On a machine
+# with no build tools, scripts/gpu_bundle.sh packs all of it.
 #
-#   scripts/gpu_check.sh [MODEL.onnx]    the model defaults to a small BERT-like encoder (seq_len 128)
+#   scripts/gpu_check.sh [--provider cuda] [MODEL.onnx]
 #
-# Stops at the first step that fails, with its output; under 8 minutes on one GPU.
-set -euo pipefail
+# The model defaults to a small BERT-like encoder (4 layers, hidden 256, seq_len 128). --provider cpu
+# rehearses every step on a machine without a GPU. Every step runs even when an earlier one fails; the exit
+# status is the number of failed steps. Reports go to $OUT (default: a new temporary folder). Under 8 minutes.
+set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 ortkit="$build/bin/ortkit"
 gpu_lib="${ORTKIT_GPU_LIB:-$root/.deps/onnxruntime-gpu-1.29.0/lib}"
 out="${OUT:-$(mktemp -d)}"
+provider=cuda
+model=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --provider) provider="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) model="$1"; shift ;;
+  esac
+done
 say() { printf '\n\033[1m[gpu_check]\033[0m %s\n' "$*"; }
+failed=()
+step() {  # step NAME COMMAND...: runs it, records a failure and goes on
+  local name="$1"; shift
+  say "$name"
+  "$@" || { echo "[gpu_check] FAILED: $name (exit $?)"; failed+=("$name"); }
+}
 [ -x "$ortkit" ] || { echo "no $ortkit: scripts/build.sh first" >&2; exit 2; }
-own_env="$("$ortkit" env --no-python --format json || true)"
-if [[ "$own_env" != *CUDAExecutionProvider* ]]; then
+mkdir -p "$out"
+if [ "$provider" != cpu ] && [[ "$("$ortkit" env --no-python --format json || true)" != *CUDAExecutionProvider* ]]; then
   [ -d "$gpu_lib" ] || { echo "ortkit's runtime has no CUDA provider and $gpu_lib is missing: scripts/setup.sh" >&2; exit 2; }
   export LD_LIBRARY_PATH="$gpu_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-model="${1:-}"
 if [ -z "$model" ]; then
   model="$out/bert-tiny.onnx"
-  "$build/bin/ortkit_make_model" bert-tiny "$model" --layers 4 --hidden 256
+  "$build/bin/ortkit_make_model" bert-tiny "$model" --layers 4 --hidden 256 || exit 2
 fi
 started=$SECONDS
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /' || true
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+echo "provider: $provider  model: $model  reports: $out"
 
-say "1/5 ortkit env --provider cuda"
-"$ortkit" env --no-python --provider cuda | tee "$out/env.txt"
+step "1/5 ortkit env --provider $provider" bash -c '"$0" env --no-python --provider "$1" | tee "$2/env.txt"' \
+  "$ortkit" "$provider" "$out"
+step "2/5 check --provider $provider" "$ortkit" check "$model" --provider "$provider"
+compare="providers=cpu,$provider"
+[ "$provider" = cpu ] && compare=opt-levels  # a rehearsal: one provider cannot be compared with itself
+step "3/5 validate --compare $compare (per-output error, nodes per provider)" \
+  bash -c '"$0" validate "$1" --compare "$2" --format json >"$3/compare.json" &&
+           "$0" validate "$1" --compare "$2"' "$ortkit" "$model" "$compare" "$out"
 
-say "2/5 check --provider cuda"
-"$ortkit" check "$model" --provider cuda
-
-say "3/5 validate --compare providers=cpu,cuda (per-output error, CPU fallbacks)"
-"$ortkit" validate "$model" --compare providers=cpu,cuda --format json >"$out/compare.json"
-"$ortkit" validate "$model" --compare providers=cpu,cuda
-
-say "4/5 bench: CPU and CUDA at batch 1, 8, 32"
-"$ortkit" bench "$model" --provider cpu --batch 1,8,32 --dim seq_len=128 --duration 5s --format json \
-  >"$out/bench_cpu.json"
-"$ortkit" bench "$model" --provider cuda --batch 1,8,32 --dim seq_len=128 --duration 5s --io-binding --profile \
-  --profile-prefix "$out/profile" --format json >"$out/bench_cuda.json"
-python3 - "$out/bench_cpu.json" "$out/bench_cuda.json" <<'PY'
+bench_table() {
+  python3 - "$out/bench_cpu.json" "$out/bench_device.json" "$provider" <<'PY'
 import json, sys
-cpu, cuda = (json.load(open(p)) for p in sys.argv[1:3])
-print(f"{'batch':>6} {'CPU p50 ms':>11} {'CUDA p50 ms':>12} {'CPU samples/s':>14} {'CUDA samples/s':>15} {'speed-up':>9}")
-for a, b in zip(cpu["results"], cuda["results"]):
+cpu, dev = (json.load(open(p)) for p in sys.argv[1:3])
+name = sys.argv[3].upper()
+print(f"{'batch':>6} {'CPU p50 ms':>11} {name + ' p50 ms':>12} {'CPU samples/s':>14} {name + ' samples/s':>15} {'speed-up':>9}")
+for a, b in zip(cpu["results"], dev["results"]):
     pa, pb = a["latency_ms"]["p50"], b["latency_ms"]["p50"]
     print(f"{a['batch']:>6} {pa:11.3f} {pb:12.3f} {a['samples_per_s']:14.1f} {b['samples_per_s']:15.1f} {pa / pb:8.2f}x")
-profile = cuda.get("profile") or {}
-print("nodes per provider:", profile.get("providers"))
-print("CPU fallbacks:", len(profile.get("cpu_fallbacks", [])), " memory copies:", len(profile.get("memory_copies", [])))
+p = dev.get("profile") or {}
+print("nodes per provider:", ", ".join(f"{x['name']} {x['nodes']}" for x in p.get("providers", [])))
+print(f"CPU fallbacks: {len(p.get('cpu_fallbacks', []))}, memory copies: {len(p.get('memory_copies', []))}")
 PY
+}
+step "4/5 bench: CPU and $provider at batch 1, 8, 32" bash -c '
+  "$0" bench "$1" --provider cpu --batch 1,8,32 --dim seq_len=128 --duration 5s --format json >"$3/bench_cpu.json" &&
+  "$0" bench "$1" --provider "$2" --batch 1,8,32 --dim seq_len=128 --duration 5s --io-binding --profile \
+    --profile-prefix "$3/profile" --format json >"$3/bench_device.json"' "$ortkit" "$model" "$provider" "$out" &&
+  step "4/5 figures" bench_table
 
-say "5/5 serve on CUDA, perf at concurrency 64"
-port=$((20000 + RANDOM % 20000))
-"$ortkit" serve --model "m=$model" --provider cuda --http-port "$port" --grpc-port 0 >"$out/serve.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf "127.0.0.1:$port/v2/health/ready" >/dev/null && break; sleep 0.2; done
-"$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration 10
-kill "$server"; wait "$server" 2>/dev/null || true
+serve_check() {
+  local port=$((20000 + RANDOM % 20000)) server ready=0
+  "$ortkit" serve --model "m=$model" --provider "$provider" --http-port "$port" --grpc-port -1 >"$out/serve.log" 2>&1 &
+  server=$!
+  for _ in $(seq 150); do
+    if python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$port/v2/health/ready', timeout=1)" \
+      2>/dev/null; then ready=1; break; fi
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.2
+  done
+  if [ "$ready" != 1 ]; then echo "the server did not become ready:"; tail -20 "$out/serve.log"; kill "$server" 2>/dev/null; return 1; fi
+  "$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration 10
+  local rc=$?
+  kill "$server"; wait "$server" 2>/dev/null
+  return $rc
+}
+step "5/5 serve on $provider, perf at concurrency 1 and 64" serve_check
+
 say "done in $((SECONDS - started)) s; reports in $out"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '[gpu_check] failed steps: %s\n' "${failed[@]}"
+fi
+exit ${#failed[@]}

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ortkit/bench/profile.h"
+#include "ortkit/runtime/profile.h"
 #include "ortkit/bench/report.h"
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"

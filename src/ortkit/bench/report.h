@@ -10,7 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/bench/profile.h"
+#include "ortkit/runtime/profile.h"
 #include "ortkit/bench/run_comparison.h"
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"

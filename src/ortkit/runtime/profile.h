@@ -55,4 +55,11 @@ Result<ProfileReport> ParseProfileTrace(std::string_view json_text, std::string_
 /// Reads and parses the trace file at `path` (kIo when unreadable).
 Result<ProfileReport> ReadProfileTrace(const std::filesystem::path& path, std::string_view requested_provider);
 
+/// Ends the profiler of `session` (created with enable_profiling), parses its trace against the
+/// session's own provider, and deletes the trace file unless `keep_trace`.
+Result<ProfileReport> CollectProfile(Session& session, bool keep_trace = false);
+
+/// "CUDAExecutionProvider 118 nodes, CPUExecutionProvider 2 nodes" (memory copies included).
+std::string DescribePlacement(const ProfileReport& report);
+
 }  // namespace ortkit

@@ -1,4 +1,4 @@
-#include "ortkit/bench/profile.h"
+#include "ortkit/runtime/profile.h"
 
 #include <algorithm>
 #include <fstream>
@@ -110,6 +110,25 @@ Result<ProfileReport> ReadProfileTrace(const std::filesystem::path& path, std::s
   if (!report.ok()) return MakeError(report.error().kind, fmt::format("{}: {}", path.string(), report.error().message));
   report->trace = path;
   return report;
+}
+
+Result<ProfileReport> CollectProfile(Session& session, bool keep_trace) {
+  ORTKIT_ASSIGN_OR_RETURN(auto path, EndProfiling(session));
+  auto report = ReadProfileTrace(path, session.config().provider);
+  if (!keep_trace) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    if (report.ok()) report->trace.clear();
+  }
+  return report;
+}
+
+std::string DescribePlacement(const ProfileReport& report) {
+  std::string text;
+  for (const auto& group : report.providers)
+    text +=
+        fmt::format("{}{} {} node{}", text.empty() ? "" : ", ", group.name, group.nodes, group.nodes == 1 ? "" : "s");
+  return text.empty() ? "no node ran" : text;
 }
 
 }  // namespace ortkit
