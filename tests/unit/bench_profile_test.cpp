@@ -1,4 +1,4 @@
-#include "ortkit/bench/profile.h"
+#include "ortkit/runtime/profile.h"
 
 #include <gtest/gtest.h>
 

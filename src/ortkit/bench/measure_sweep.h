@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "ortkit/runtime/profile.h"
 #include "ortkit/bench/report.h"
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"
 #include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/runtime/profile.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/tensor.h"
 

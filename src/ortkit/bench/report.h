@@ -10,12 +10,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/runtime/profile.h"
 #include "ortkit/bench/run_comparison.h"
 #include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"
 #include "ortkit/core/result.h"
 #include "ortkit/core/sample_stats.h"
+#include "ortkit/runtime/profile.h"
 
 namespace ortkit {
 
