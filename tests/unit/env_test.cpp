@@ -9,9 +9,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ortkit/core/process.h"
 #include "ortkit/env/environment.h"
+#include "ortkit/env/provider_probe.h"
 #include "ortkit/env/shared_libraries.h"
 #include "test_models.h"
 
@@ -133,6 +135,36 @@ TEST(Environment, TheFixLeavesTheGpuBuild) {
   EXPECT_EQ(ConflictFix(versions), "pip uninstall -y onnxruntime && pip install onnxruntime==1.29.0");
 }
 
+TEST(ProviderProbe, TheCpuRunsEveryNodeOfTheProbeAndSaysWhere) {
+  auto runtime = Runtime::Create();
+  ASSERT_TRUE(runtime.ok());
+  const ProviderProbe probe = ProbeProvider(**runtime, "cpu");
+  ASSERT_TRUE(probe.Ran()) << probe.error;
+  EXPECT_TRUE(probe.placement_error.empty()) << probe.placement_error;
+  // The probe has three nodes (MatMul, Add, Relu) and optimisations are off: all three on the CPU.
+  ASSERT_EQ(probe.placement.size(), 1U) << probe.PlacementText();
+  EXPECT_EQ(probe.placement[0].first, "CPUExecutionProvider");
+  EXPECT_EQ(probe.placement[0].second, 3);
+  EXPECT_TRUE(probe.UsedProvider());
+  EXPECT_TRUE(probe.cpu_fallbacks.empty());
+  EXPECT_EQ(probe.max_abs_diff, -1) << "the CPU is not compared with itself";
+  EXPECT_EQ(probe.Describe(), "ran on CPUExecutionProvider 3 nodes");
+  const auto json = probe.ToJson();
+  EXPECT_EQ(json.at("placement").at(0).at("nodes"), 3);
+  EXPECT_TRUE(json.at("ran").get<bool>());
+}
+
+TEST(ProviderProbe, AProviderThisBuildLacksIsAnErrorNotACrash) {
+  auto runtime = Runtime::Create();
+  ASSERT_TRUE(runtime.ok());
+  if (Runtime::AvailableProviders().size() > 1) GTEST_SKIP() << "linked against a GPU build";
+  const ProviderProbe probe = ProbeProvider(**runtime, "cuda");
+  EXPECT_FALSE(probe.Ran());
+  EXPECT_NE(probe.error.find("cuda"), std::string::npos) << probe.error;
+  EXPECT_FALSE(probe.UsedProvider());
+  EXPECT_EQ(probe.Describe(), probe.error);
+}
+
 TEST(Environment, CudaOnTheCpuBuildIsNotBuiltNeverACrash) {
   auto runtime = Runtime::Create();
   ASSERT_TRUE(runtime.ok());
@@ -143,7 +175,9 @@ TEST(Environment, CudaOnTheCpuBuildIsNotBuiltNeverACrash) {
   const auto report = InspectEnvironment(**runtime, options);
   ASSERT_TRUE(HasCode(report.diagnoses, "env.provider-not-built"));
   EXPECT_FALSE(report.own.cuda_built);
-  EXPECT_TRUE(report.own.cuda_session_error.has_value() && !report.own.cuda_session_error->empty());
+  ASSERT_TRUE(report.own.cuda_session.has_value());
+  EXPECT_FALSE(report.own.cuda_session->Ran());
+  EXPECT_FALSE(report.own.cuda_session->UsedProvider());
   // Asked for the CPU, the same machine has nothing to report about ortkit's runtime.
   options.provider = "cpu";
   EXPECT_FALSE(HasCode(InspectEnvironment(**runtime, options).diagnoses, "env.provider-not-built"));

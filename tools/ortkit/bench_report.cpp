@@ -128,6 +128,14 @@ std::string RenderProfileText(const ProfileReport& p, const Style& style) {
   return out;
 }
 
+// ", IO binding" and where the bound buffers live: on a GPU provider the device, so the runs copy nothing.
+std::string IoBindingNote(const BenchFlags& flags) {
+  if (!flags.io_binding) return "";
+  const ProviderInfo* provider = FindProvider(flags.provider);
+  const bool device = provider != nullptr && provider->device_memory;
+  return device ? ", IO binding: inputs and outputs on the device" : ", IO binding";
+}
+
 // The heading: the model, the session settings and how much each shape was measured.
 std::string TextHeading(const BenchFlags& flags, const BenchReport& report, const Style& style) {
   const BenchSettings& s = report.settings;
@@ -135,7 +143,7 @@ std::string TextHeading(const BenchFlags& flags, const BenchReport& report, cons
   std::string out = fmt::format("{} {}  (provider {}, ONNX Runtime {}; intra {}, inter {}, {}, opt level {}{}{}{})\n",
                                 style.Bold("ortkit bench"), flags.model.string(), flags.provider, s.onnxruntime,
                                 threads(s.intra_op_threads), threads(s.inter_op_threads), flags.execution_mode,
-                                flags.opt_level, flags.io_binding ? ", IO binding" : "",
+                                flags.opt_level, IoBindingNote(flags),
                                 flags.no_mem_pattern ? ", no memory pattern" : "", flags.no_arena ? ", no arena" : "");
   const bool bare_seconds = flags.duration.find_first_not_of("0123456789.") == std::string::npos;
   const std::string amount =

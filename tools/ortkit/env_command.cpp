@@ -73,9 +73,10 @@ void PrintText(const EnvironmentReport& report, const Style& style) {
   out += fmt::format("  version       {}\n  library       {}\n  providers     {}\n", own.version,
                      own.library.empty() ? "(the loader does not say)" : own.library, fmt::join(own.providers, ", "));
   if (own.cuda) out += CudaTable(*own.cuda, style);
-  if (own.cuda_session_error) {
+  if (own.cuda_session) {
+    const ProviderProbe& probe = *own.cuda_session;
     out += fmt::format("  CUDA session  {}\n",
-                       own.cuda_session_error->empty() ? style.Green("created") : *own.cuda_session_error);
+                       probe.Ran() && probe.UsedProvider() ? style.Green(probe.Describe()) : probe.Describe());
   }
   out += Section("Python", style) + PythonText(report, style);
   out += Section("GPU", style);

@@ -54,29 +54,6 @@ bool Has(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// A one-node float model (Identity), for asking a provider whether it can create a session.
-std::string ProbeModelBytes() {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.set_producer_name("ortkit env");
-  model.add_opset_import()->set_version(17);
-  auto* graph = model.mutable_graph();
-  graph->set_name("cuda_probe");
-  auto* node = graph->add_node();
-  node->set_op_type("Identity");
-  node->add_input("x");
-  node->add_output("y");
-  auto declare = [](onnx::ValueInfoProto* value, const char* name) {
-    value->set_name(name);
-    auto* tensor = value->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(onnx::TensorProto::FLOAT);
-    tensor->mutable_shape()->add_dim()->set_dim_value(4);
-  };
-  declare(graph->add_input(), "x");
-  declare(graph->add_output(), "y");
-  return model.SerializeAsString();
-}
-
 CudaLibraries ProbeCudaLibraries(CudaRequirement requirement, const std::vector<fs::path>& wheel_folders) {
   CudaLibraries libraries;
   for (const auto& soname : requirement.libraries) {
@@ -105,10 +82,7 @@ OwnRuntime InspectOwnRuntime(Runtime& runtime, const EnvironmentOptions& options
         ProbeCudaLibraries(CudaRequirementFor("ortkit's ONNX Runtime " + own.version, own.version, provider), {});
   }
   if (own.cuda_built || options.provider == "cuda") {
-    SessionConfig config;
-    config.provider = "cuda";
-    auto session = Session::CreateFromBytes(runtime, ProbeModelBytes(), config);
-    own.cuda_session_error = session.ok() ? "" : session.error().message;
+    own.cuda_session = ProbeProvider(runtime, "cuda");
   }
   return own;
 }
@@ -142,7 +116,7 @@ void InspectPython(const EnvironmentOptions& options, EnvironmentReport& report)
   probe.interpreter = options.python;
   if (!folder.path.empty()) {
     probe.cuda_probe_model = folder.path / "cuda_probe.onnx";
-    std::ofstream(probe.cuda_probe_model, std::ios::binary) << ProbeModelBytes();
+    std::ofstream(probe.cuda_probe_model, std::ios::binary) << ProviderProbeModel();
   }
   auto python = ProbePython(probe);
   if (!python.ok()) {
@@ -302,10 +276,16 @@ void DiagnoseOwn(const OwnRuntime& own, const EnvironmentOptions& options, std::
     return;
   }
   if (own.cuda) DiagnoseLibraries(*own.cuda, out);
-  if (own.cuda_session_error && !own.cuda_session_error->empty()) {
-    Diagnosis d = TranslateRuntimeError(*own.cuda_session_error);
+  if (!own.cuda_session) return;
+  const ProviderProbe& probe = *own.cuda_session;
+  if (!probe.Ran()) {
+    Diagnosis d = TranslateRuntimeError(probe.error);
     const bool said = std::any_of(out.begin(), out.end(), [&](const Diagnosis& o) { return o.code == d.code; });
     if (!said) out.push_back(std::move(d));
+  } else if (!probe.placement.empty() && !probe.UsedProvider()) {
+    out.push_back(Diagnose("env.cuda-fallback",
+                           fmt::format("ortkit's session asked for CUDAExecutionProvider ran every node elsewhere: {}",
+                                       probe.PlacementText())));
   }
 }
 
@@ -397,7 +377,7 @@ void to_json(nlohmann::json& json, const EnvironmentReport& report) {
   const OwnRuntime& own = report.own;
   json["ortkit_runtime"] = {{"version", own.version}, {"library", own.library}, {"providers", own.providers}};
   if (own.cuda) json["ortkit_runtime"]["cuda"] = libraries(*own.cuda);
-  if (own.cuda_session_error) json["ortkit_runtime"]["cuda_session_error"] = *own.cuda_session_error;
+  if (own.cuda_session) json["ortkit_runtime"]["cuda_session"] = own.cuda_session->ToJson();
   if (report.python) {
     const auto& p = *report.python;
     nlohmann::json dists = nlohmann::json::array();

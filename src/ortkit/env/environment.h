@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/diagnosis.h"
+#include "ortkit/env/provider_probe.h"
 #include "ortkit/env/python_probe.h"
 #include "ortkit/env/shared_libraries.h"
 #include "ortkit/runtime/runtime.h"
@@ -48,9 +49,8 @@ struct OwnRuntime {
   std::vector<std::string> providers;
   bool cuda_built = false;
   std::optional<CudaLibraries> cuda;
-  /// A session created with the CUDA provider (when asked for, or when the build has it):
-  /// empty message when it worked.
-  std::optional<std::string> cuda_session_error;
+  /// The probe model run on the CUDA provider (when asked for, or when the build has it).
+  std::optional<ProviderProbe> cuda_session;
 };
 
 struct EnvironmentOptions {

@@ -1,6 +1,8 @@
 #include "ortkit/runtime/repeated_run.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@ struct RepeatedRun::State {
 struct RepeatedRun::Binding::State {
   Session* session = nullptr;
   Ort::IoBinding binding;
+  std::optional<Ort::Allocator> device;  ///< the session's allocator of device memory; outlives `outputs`
   std::vector<Ort::Value> outputs;
 };
 
@@ -98,21 +101,27 @@ Result<RepeatedRun::Binding> RepeatedRun::Bind() {
   if (s.first_outputs.size() != s.output_names.size())
     return MakeError(ErrorKind::kInternal, "binding outputs before the first run");
   try {
-    auto bound =
-        std::make_unique<Binding::State>(Binding::State{s.session, Ort::IoBinding(OrtSession(*s.session)), {}});
+    auto bound = std::make_unique<Binding::State>(
+        Binding::State{s.session, Ort::IoBinding(OrtSession(*s.session)), std::nullopt, {}});
+    // BindInput copies a host tensor to the device of the node that reads it once, here, not per run.
     for (std::size_t i = 0; i < s.input_values.size(); ++i)
       bound->binding.BindInput(s.input_names[i], s.input_values[i]);
-    const Ort::MemoryInfo cpu = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-    Ort::AllocatorWithDefaultOptions allocator;
+    const ProviderInfo* provider = FindProvider(s.session->config().provider);
+    const bool on_device = provider != nullptr && provider->device_memory;
+    const Ort::MemoryInfo memory = on_device ? Ort::MemoryInfo("Cuda", OrtDeviceAllocator, 0, OrtMemTypeDefault)
+                                             : Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+    if (on_device) bound->device.emplace(OrtSession(*s.session), memory);
+    Ort::AllocatorWithDefaultOptions host;
     bound->outputs.reserve(s.output_names.size());  // bound buffers must not move
     for (std::size_t i = 0; i < s.output_names.size(); ++i) {
       const Ort::Value& first = s.first_outputs[i];
       if (!first.IsTensor()) {
-        bound->binding.BindOutput(s.output_names[i], cpu);
+        bound->binding.BindOutput(s.output_names[i], memory);
         continue;
       }
       const auto info = first.GetTensorTypeAndShapeInfo();
       const std::vector<std::int64_t> shape = info.GetShape();
+      OrtAllocator* allocator = bound->device ? static_cast<OrtAllocator*>(*bound->device) : host;
       bound->outputs.push_back(Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), info.GetElementType()));
       bound->binding.BindOutput(s.output_names[i], bound->outputs.back());
     }
@@ -121,6 +130,8 @@ Result<RepeatedRun::Binding> RepeatedRun::Bind() {
     return MakeError(ErrorKind::kRuntime, std::string("binding inputs and outputs: ") + e.what());
   }
 }
+
+bool RepeatedRun::Binding::OnDevice() const { return state_->device.has_value(); }
 
 Status RepeatedRun::Binding::Run() {
   State& s = *state_;

@@ -28,6 +28,9 @@ class RepeatedRun {
     ~Binding();
     /// One run into the bound buffers. Errors as RepeatedRun::Run's.
     Status Run();
+    /// Whether the outputs are bound in the provider's device memory (CUDA, TensorRT): a run then copies
+    /// nothing between host and device. The inputs are copied to the device once, when bound.
+    bool OnDevice() const;
 
    private:
     friend class RepeatedRun;
@@ -48,7 +51,8 @@ class RepeatedRun {
   /// kInvalidArgument when ONNX Runtime rejects the inputs, else kRuntime, the message being
   /// "running the model on PROVIDER: " and the runtime's own.
   Status Run();
-  /// An IO binding for one thread, after RunFirst.
+  /// An IO binding for one thread, after RunFirst: inputs bound once (on a GPU provider copied to the
+  /// device there), outputs preallocated at the first run's shapes, in device memory on a GPU provider.
   Result<Binding> Bind();
 
  private:

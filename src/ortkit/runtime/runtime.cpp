@@ -16,8 +16,8 @@ namespace {
 
 constexpr std::array kProviders = std::to_array<ProviderInfo>({
     {"cpu", "CPUExecutionProvider"},
-    {"cuda", "CUDAExecutionProvider"},
-    {"tensorrt", "TensorrtExecutionProvider"},
+    {"cuda", "CUDAExecutionProvider", true},
+    {"tensorrt", "TensorrtExecutionProvider", true},
     {"openvino", "OpenVINOExecutionProvider"},
     {"dnnl", "DnnlExecutionProvider"},
     {"xnnpack", "XnnpackExecutionProvider"},

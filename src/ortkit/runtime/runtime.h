@@ -68,6 +68,7 @@ class Runtime {
 struct ProviderInfo {
   std::string_view short_name;  ///< "cpu", "cuda"
   std::string_view ort_name;    ///< "CPUExecutionProvider"
+  bool device_memory = false;   ///< outputs live in the device's memory ("Cuda"), not the host's
 };
 /// nullptr for an unknown short name.
 const ProviderInfo* FindProvider(std::string_view short_name);
