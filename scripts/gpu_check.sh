@@ -11,7 +11,8 @@
 #
 # The model defaults to a small BERT-like encoder (4 layers, hidden 256, seq_len 128). --provider cpu
 # rehearses every step on a machine without a GPU. Every step runs even when an earlier one fails; the exit
-# status is the number of failed steps. Reports go to $OUT (default: a new temporary folder). Under 8 minutes.
+# status is the number of failed steps. Reports go to $OUT (default: a new temporary folder). Under 8 minutes;
+# GPU_CHECK_SECONDS (default 5) is each bench shape's and twice each perf step's measuring time.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
@@ -20,6 +21,7 @@ gpu_lib="${ORTKIT_GPU_LIB:-$root/.deps/onnxruntime-gpu-1.29.0/lib}"
 out="${OUT:-$(mktemp -d)}"
 provider=cuda
 model=""
+seconds="${GPU_CHECK_SECONDS:-5}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --provider) provider="$2"; shift 2 ;;
@@ -29,10 +31,10 @@ while [ $# -gt 0 ]; do
 done
 say() { printf '\n\033[1m[gpu_check]\033[0m %s\n' "$*"; }
 failed=()
-step() {  # step NAME COMMAND...: runs it, records a failure and goes on
+step() {  # step NAME COMMAND...: runs it; a failure is recorded, returned, and the script goes on
   local name="$1"; shift
   say "$name"
-  "$@" || { echo "[gpu_check] FAILED: $name (exit $?)"; failed+=("$name"); }
+  "$@" || { echo "[gpu_check] FAILED: $name (exit $?)"; failed+=("$name"); return 1; }
 }
 [ -x "$ortkit" ] || { echo "no $ortkit: scripts/build.sh first" >&2; exit 2; }
 mkdir -p "$out"
@@ -72,9 +74,9 @@ print(f"CPU fallbacks: {len(p.get('cpu_fallbacks', []))}, memory copies: {len(p.
 PY
 }
 step "4/5 bench: CPU and $provider at batch 1, 8, 32" bash -c '
-  "$0" bench "$1" --provider cpu --batch 1,8,32 --dim seq_len=128 --duration 5s --format json >"$3/bench_cpu.json" &&
-  "$0" bench "$1" --provider "$2" --batch 1,8,32 --dim seq_len=128 --duration 5s --io-binding --profile \
-    --profile-prefix "$3/profile" --format json >"$3/bench_device.json"' "$ortkit" "$model" "$provider" "$out" &&
+  "$0" bench "$1" --provider cpu --batch 1,8,32 --dim seq_len=128 --duration "$4s" --format json >"$3/bench_cpu.json" &&
+  "$0" bench "$1" --provider "$2" --batch 1,8,32 --dim seq_len=128 --duration "$4s" --io-binding --profile \
+    --profile-prefix "$3/profile" --format json >"$3/bench_device.json"' "$ortkit" "$model" "$provider" "$out" "$seconds" &&
   step "4/5 figures" bench_table
 
 serve_check() {
@@ -88,7 +90,7 @@ serve_check() {
     sleep 0.2
   done
   if [ "$ready" != 1 ]; then echo "the server did not become ready:"; tail -20 "$out/serve.log"; kill "$server" 2>/dev/null; return 1; fi
-  "$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration 10
+  "$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration $((seconds * 2))
   local rc=$?
   kill "$server"; wait "$server" 2>/dev/null
   return $rc

@@ -67,8 +67,12 @@ def main() -> int:
     parser.add_argument("output")
     parser.add_argument("--arch", type=int, required=True, help="the architecture to keep, e.g. 90 for sm_90")
     args = parser.parse_args()
-    data = bytearray(open(args.input, "rb").read())
-    found = section(data, ".nv_fatbin")
+    try:
+        data = bytearray(open(args.input, "rb").read())
+        found = section(data, ".nv_fatbin")
+    except (OSError, ValueError, struct.error) as e:
+        print(f"{args.input}: cannot read it as a shared library: {e}", file=sys.stderr)
+        return 1
     if found is None:
         print(f"{args.input}: no .nv_fatbin section: not a CUDA library", file=sys.stderr)
         return 1
