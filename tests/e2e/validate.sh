@@ -50,6 +50,18 @@ PY
 # A healthy model passes the automatic sweep and the opt-level cross-check.
 "$ortkit" validate "$work/encoder.onnx" --format json >"$work/auto.json" || fail "healthy model fails validate"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["compare"]["passed"] and len(r["sweep"]["cells"]) >= 4' "$work/auto.json"
+# Each side says where its nodes ran: all on the CPU here, no copies, no fallbacks.
+python3 - "$work/auto.json" <<'PY'
+import json, sys
+placement = json.load(open(sys.argv[1]))["compare"]["placement"]
+for side in ("a", "b"):
+    p = placement[side]
+    assert [q["name"] for q in p["providers"]] == ["CPUExecutionProvider"] and p["providers"][0]["nodes"] > 0, p
+    assert p["memory_copies"] == 0 and p["cpu_fallbacks"] == [] and "note" not in p, p
+PY
+"$ortkit" validate "$work/encoder.onnx" --compare opt-levels --dim batch=2,seq_len=8 >"$work/out" || fail "--compare opt-levels"
+grep -Eq "^  nodes +optimisations off: CPUExecutionProvider [0-9]+ \| optimisations all: CPUExecutionProvider [0-9]+$" \
+  "$work/out" || fail "no nodes line: $(cat "$work/out")"
 
 # Bad flags and bad references: exit 2 with a specific message.
 expect_rc 2 "$ortkit" validate "$work/encoder.onnx" --sweep sequence=1,2

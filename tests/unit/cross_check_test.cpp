@@ -1,6 +1,10 @@
 #include "ortkit/validate/cross_check.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -160,6 +164,97 @@ TEST_F(CrossCheckTest, NaNOnBothSidesIsAFindingNotAgreement) {
   EXPECT_EQ(y.nan_both, 2);
   EXPECT_EQ(y.mismatches, 0);
   EXPECT_NE(y.problem.find("2 of 8 elements are NaN on both sides"), std::string::npos) << y.problem;
+}
+
+/// The nodes of the graph ONNX Runtime builds from `path` with `config`, read back from the optimised
+/// model it writes: what the profiler of a session with the same settings must count.
+int OptimisedNodeCount(Runtime& runtime, const std::filesystem::path& path, SessionConfig config,
+                       const testing::TempDir& dir) {
+  config.optimized_model_path = dir.path() / "optimised.onnx";
+  auto session = Session::Create(runtime, path, config);
+  EXPECT_TRUE(session.ok()) << session.error().message;
+  onnx::ModelProto optimised;
+  EXPECT_TRUE(optimised.ParseFromString(testing::ReadFile(config.optimized_model_path)));
+  return optimised.graph().node_size();
+}
+
+void ExpectEveryNodeOnTheCpu(const SidePlacement& placement, int nodes, const std::string& side) {
+  EXPECT_TRUE(placement.known()) << side << ": " << placement.note;
+  ASSERT_EQ(placement.providers.size(), 1u) << side;
+  EXPECT_EQ(placement.providers[0].name, "CPUExecutionProvider") << side;
+  EXPECT_EQ(placement.providers[0].nodes, nodes) << side;
+  EXPECT_EQ(placement.memory_copies, 0) << side;
+  EXPECT_TRUE(placement.cpu_fallbacks.empty()) << side;
+}
+
+// With optimisations off every node of the file runs; with them on, every node of the optimised graph
+// (here MatMul + Add + Relu fuse, so the two counts differ).
+TEST_F(CrossCheckTest, PlacementCountsTheNodesEachSideRan) {
+  testing::TempDir dir;
+  onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    dense (float[batch, 4] x) => (float[batch, 3] y) {
+      h1 = MatMul (x, w1)
+      b1 = Add (h1, bias)
+      a1 = Relu (b1)
+      h2 = MatMul (a1, w2)
+      y = Softmax <axis = -1> (h2)
+    }
+  )");
+  AddWeight(model, "w1", {4, 5}, 0.1f);
+  AddWeight(model, "bias", {5}, -0.2f);
+  AddWeight(model, "w2", {5, 3}, 0.1f);
+  const auto path = dir.WriteModel("dense.onnx", model);
+  const CrossCheckPlan plan = ParseCrossCheckMode("opt-levels").value();
+  auto report = CrossCheck(*runtime_, ModelSource{path, {}}, plan, ChainInputs(2), {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_GT(model.graph().node_size(), 0);
+  ExpectEveryNodeOnTheCpu(report->placement_a, model.graph().node_size(), "optimisations off");
+  const int optimised = OptimisedNodeCount(*runtime_, path, plan.b.config, dir);
+  ASSERT_GT(optimised, 0);
+  EXPECT_LT(optimised, model.graph().node_size()) << "no fusion: the two sides no longer tell their graphs apart";
+  ExpectEveryNodeOnTheCpu(report->placement_b, optimised, "optimisations all");
+}
+
+TEST_F(CrossCheckTest, PlacementIsInTheJson) {
+  const std::string healthy = Chain().SerializeAsString();
+  auto report =
+      CrossCheck(*runtime_, ModelSource{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const nlohmann::json j = report->ToJson();
+  for (const char* side : {"a", "b"}) {
+    ASSERT_TRUE(j.contains("placement") && j["placement"].contains(side)) << j.dump();
+    const nlohmann::json& p = j["placement"][side];
+    ASSERT_TRUE(p["providers"].is_array() && !p["providers"].empty()) << p.dump();
+    EXPECT_EQ(p["providers"][0]["name"], "CPUExecutionProvider") << p.dump();
+    EXPECT_GT(p["providers"][0]["nodes"].get<int>(), 0) << p.dump();
+    EXPECT_EQ(p["memory_copies"], 0) << p.dump();
+    EXPECT_TRUE(p["cpu_fallbacks"].is_array() && p["cpu_fallbacks"].empty()) << p.dump();
+    EXPECT_FALSE(p.contains("note")) << p.dump();
+  }
+}
+
+// No folder for the profiler's trace: the outputs are still compared, and the placement says why it is unknown.
+TEST_F(CrossCheckTest, AnUnknownPlacementDoesNotFailTheCheck) {
+  const char* saved = std::getenv("TMPDIR");
+  const std::string restore = saved == nullptr ? "" : saved;
+  ::setenv("TMPDIR", "/nonexistent/ortkit-cross-check-test", 1);
+  const std::string healthy = Chain().SerializeAsString();
+  auto report =
+      CrossCheck(*runtime_, ModelSource{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
+  if (saved == nullptr) {
+    ::unsetenv("TMPDIR");
+  } else {
+    ::setenv("TMPDIR", restore.c_str(), 1);
+  }
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_TRUE(report->Passed());
+  for (const SidePlacement* p : {&report->placement_a, &report->placement_b}) {
+    EXPECT_FALSE(p->known());
+    EXPECT_EQ(p->note.rfind("placement unknown: ", 0), 0u) << p->note;
+    EXPECT_TRUE(p->providers.empty());
+  }
+  EXPECT_TRUE(report->ToJson()["placement"]["a"].contains("note"));
 }
 
 TEST_F(CrossCheckTest, ASideWithAnotherModelDiffers) {

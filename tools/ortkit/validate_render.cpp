@@ -1,5 +1,7 @@
 #include "validate_render.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -115,6 +117,37 @@ std::string RenderReference(const ValidationReport& report, const std::string& p
   return text;
 }
 
+// "CUDAExecutionProvider 118, CPUExecutionProvider 2 (3 memory copies)", or why it is unknown.
+std::string DescribeSidePlacement(const SidePlacement& placement) {
+  if (!placement.known()) return placement.note;
+  std::vector<std::string> providers;
+  for (const auto& p : placement.providers) providers.push_back(fmt::format("{} {}", p.name, p.nodes));
+  std::string text = providers.empty() ? "no node ran" : fmt::format("{}", fmt::join(providers, ", "));
+  if (placement.memory_copies > 0)
+    text += fmt::format(" ({} memory cop{})", placement.memory_copies, placement.memory_copies == 1 ? "y" : "ies");
+  return text;
+}
+
+// The nodes a non-CPU side left on the CPU: where to look when it is slow or its numbers differ.
+std::string RenderFallbacks(const std::string& label, const SidePlacement& placement, const Style& style) {
+  constexpr std::size_t kShown = 10;
+  const auto& fallbacks = placement.cpu_fallbacks;
+  if (fallbacks.empty()) return "";
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < std::min(kShown, fallbacks.size()); ++i)
+    shown.push_back(fmt::format("'{}' ({})", fallbacks[i].node, fallbacks[i].op_type));
+  const std::string more =
+      fallbacks.size() > kShown ? fmt::format(" and {} more", fallbacks.size() - kShown) : std::string();
+  return style.Yellow(fmt::format("  fell back to the CPU on {}: {}{}", label, fmt::join(shown, ", "), more)) + "\n";
+}
+
+std::string RenderPlacement(const CrossCheckReport& cross, const Style& style) {
+  return fmt::format("  nodes      {}: {} | {}: {}\n", cross.label_a, DescribeSidePlacement(cross.placement_a),
+                     cross.label_b, DescribeSidePlacement(cross.placement_b)) +
+         RenderFallbacks(cross.label_a, cross.placement_a, style) +
+         RenderFallbacks(cross.label_b, cross.placement_b, style);
+}
+
 std::string RenderCrossCheck(const ValidateReport& report, const Style& style) {
   if (report.cross_check_error) {
     return fmt::format("\n{} {}: the run failed\n", style.Bold("cross-check"), report.compare_mode) +
@@ -124,7 +157,7 @@ std::string RenderCrossCheck(const ValidateReport& report, const Style& style) {
   std::string text =
       fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), cross.label_a, cross.label_b);
   for (const auto& note : report.size_notes) text += style.Dim(fmt::format("  sizes found by running: {}\n", note));
-  return text + RenderComparison(cross.comparison, style);
+  return text + RenderPlacement(cross, style) + RenderComparison(cross.comparison, style);
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 #include "ortkit/validate/cross_check.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/core/units.h"
+#include "ortkit/runtime/profile.h"
 #include "ortkit/runtime/run.h"
 
 namespace ortkit {
@@ -133,27 +138,109 @@ std::string WithLabel(const std::string& label, const std::string& message) {
   return fmt::format("{}: {}", label, message);
 }
 
-Result<std::vector<NamedTensor>> RunSide(Runtime& runtime, const ModelSource& shared, const CrossCheckSide& side,
-                                         std::span<const NamedTensor> inputs, double& run_ms) {
+/// A fresh folder under the system's temporary folder for one side's profiler trace, removed with
+/// its contents on destruction.
+class ScratchFolder {
+ public:
+  static Result<ScratchFolder> Create() {
+    std::error_code ec;
+    const std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
+    if (ec) {
+      return MakeError(ErrorKind::kIo,
+                       fmt::format("no temporary folder for the profiler's trace ({}); set TMPDIR to a writable folder",
+                                   ec.message()));
+    }
+    std::string pattern = (temp / "ortkit-cross-check-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return MakeError(ErrorKind::kIo, fmt::format("creating '{}' for the profiler's trace failed ({}); set TMPDIR to "
+                                                   "a writable folder",
+                                                   pattern, std::strerror(errno)));
+    }
+    return ScratchFolder(pattern);
+  }
+  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(ScratchFolder&&) = delete;
+  ~ScratchFolder() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  explicit ScratchFolder(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+SidePlacement UnknownPlacement(const std::string& reason) {
+  SidePlacement placement;
+  placement.note = "placement unknown: " + reason;
+  return placement;
+}
+
+SidePlacement PlacementOf(const ProfileReport& profile) {
+  SidePlacement placement;
+  for (const auto& group : profile.providers) placement.providers.push_back({group.name, group.nodes});
+  std::stable_sort(placement.providers.begin(), placement.providers.end(),
+                   [](const auto& a, const auto& b) { return a.nodes > b.nodes; });
+  placement.memory_copies = static_cast<std::int64_t>(profile.memory_copies.size());
+  for (const auto& node : profile.cpu_fallbacks) placement.cpu_fallbacks.push_back({node.node, node.op_type});
+  return placement;
+}
+
+/// Ends the profiler of a session created with profiling on and reads where its nodes ran.
+SidePlacement CollectPlacement(Session& session) {
+  auto profile = CollectProfile(session);
+  if (!profile.ok()) return UnknownPlacement(profile.error().message);
+  return PlacementOf(*profile);
+}
+
+struct SideRun {
+  std::vector<NamedTensor> outputs;
+  double run_ms = 0;
+  SidePlacement placement;
+};
+
+/// The inputs of `inputs` that `session` declares.
+Result<std::vector<NamedTensor>> DeclaredInputs(Session& session, std::span<const NamedTensor> inputs) {
+  ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(session));
+  std::vector<NamedTensor> declared;
+  for (const auto& input : inputs) {
+    if (std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == input.name; }))
+      declared.push_back(NamedTensor{input.name, input.tensor.Clone()});
+  }
+  return declared;
+}
+
+Result<SideRun> RunSide(Runtime& runtime, const ModelSource& shared, const CrossCheckSide& side,
+                        std::span<const NamedTensor> inputs) {
   const ModelSource& model = side.model.empty() ? shared : side.model;
-  auto session = OpenModel(runtime, model, side.config);
+  // Declared before the session, so that the session (whose runtime may still write its trace on
+  // release) is gone before the folder is removed.
+  auto scratch = ScratchFolder::Create();
+  SessionConfig config = side.config;
+  if (scratch.ok()) {
+    config.enable_profiling = true;
+    config.profile_prefix = (scratch->path() / "profile").string();
+  }
+  auto session = OpenModel(runtime, model, config);
   if (!session.ok()) return MakeError(session.error().kind, WithLabel(side.label, session.error().message));
   // A side with a model of its own (a fixed or converted copy) may have dropped inputs that no node
   // read: it is fed the inputs it declares.
   std::vector<NamedTensor> declared_inputs;
   if (!side.model.empty()) {
-    ORTKIT_ASSIGN_OR_RETURN(auto specs, DescribeInputs(**session));
-    for (const auto& input : inputs) {
-      if (std::any_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == input.name; }))
-        declared_inputs.push_back(NamedTensor{input.name, input.tensor.Clone()});
-    }
+    ORTKIT_ASSIGN_OR_RETURN(declared_inputs, DeclaredInputs(**session, inputs));
     inputs = declared_inputs;
   }
+  SideRun run;
   const auto start = std::chrono::steady_clock::now();
   auto outputs = RunSession(**session, RunRequest{inputs, {}});
-  run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!outputs.ok()) return MakeError(outputs.error().kind, WithLabel(side.label, outputs.error().message));
-  return outputs;
+  run.outputs = std::move(outputs).value();
+  run.placement = scratch.ok() ? CollectPlacement(**session) : UnknownPlacement(scratch.error().message);
+  return run;
 }
 
 }  // namespace
@@ -204,9 +291,13 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, 
   CrossCheckReport report;
   report.label_a = plan.a.label;
   report.label_b = plan.b.label;
-  ORTKIT_ASSIGN_OR_RETURN(auto expected, RunSide(runtime, model, plan.a, inputs, report.run_ms_a));
-  ORTKIT_ASSIGN_OR_RETURN(auto actual, RunSide(runtime, model, plan.b, inputs, report.run_ms_b));
-  report.comparison = CompareOutputs(expected, actual, tolerance);
+  ORTKIT_ASSIGN_OR_RETURN(SideRun expected, RunSide(runtime, model, plan.a, inputs));
+  ORTKIT_ASSIGN_OR_RETURN(SideRun actual, RunSide(runtime, model, plan.b, inputs));
+  report.run_ms_a = expected.run_ms;
+  report.run_ms_b = actual.run_ms;
+  report.placement_a = std::move(expected.placement);
+  report.placement_b = std::move(actual.placement);
+  report.comparison = CompareOutputs(expected.outputs, actual.outputs, tolerance);
   // Two runs that both give NaN at the same places agree on nothing: on made-up inputs a NaN is a
   // finding (an unstable op, or inputs the model cannot take), never a pass.
   for (auto& o : report.comparison.outputs) {
@@ -225,10 +316,23 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, 
   return CrossCheck(runtime, model, CrossCheckPlan{{label_a, a, {}}, {label_b, b, {}}}, inputs, tolerance);
 }
 
+nlohmann::json SidePlacement::ToJson() const {
+  nlohmann::json providers_json = nlohmann::json::array();
+  for (const auto& p : providers) providers_json.push_back({{"name", p.name}, {"nodes", p.nodes}});
+  nlohmann::json fallbacks_json = nlohmann::json::array();
+  for (const auto& f : cpu_fallbacks) fallbacks_json.push_back({{"node", f.node}, {"op_type", f.op_type}});
+  nlohmann::json j = {{"providers", std::move(providers_json)},
+                      {"memory_copies", memory_copies},
+                      {"cpu_fallbacks", std::move(fallbacks_json)}};
+  if (!known()) j["note"] = note;
+  return j;
+}
+
 nlohmann::json CrossCheckReport::ToJson() const {
   nlohmann::json j = comparison.ToJson();
   j["reference"] = {{"label", label_a}, {"run_ms", run_ms_a}};
   j["checked"] = {{"label", label_b}, {"run_ms", run_ms_b}};
+  j["placement"] = {{"a", placement_a.ToJson()}, {"b", placement_b.ToJson()}};
   return j;
 }
 

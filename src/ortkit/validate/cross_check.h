@@ -3,12 +3,14 @@
 // configurations (optimisations off against all, CPU against CUDA) or two models, compared output
 // by output. Side A is the reference; side B is judged against it.
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -54,12 +56,43 @@ Result<CrossCheckPlan> ParseCrossCheckMode(std::string_view mode, const SessionC
 /// "optimisations off", "optimisations all", ... for a level; "optimisations level N" otherwise.
 std::string OptimizationLabel(OptimizationLevel level);
 
+/// Where one side's nodes ran, read from ONNX Runtime's profiler trace of that side's run (the
+/// optimised graph: fused nodes count once).
+struct SidePlacement {
+  struct ProviderNodes {
+    std::string name;  ///< "CPUExecutionProvider"
+    std::int64_t nodes = 0;
+  };
+  struct Fallback {
+    std::string node;
+    std::string op_type;
+  };
+  /// Empty when the placement is known; else why not ("placement unknown: ..."). Profiling is an
+  /// aid: its failure never fails the cross-check.
+  std::string note;
+  std::vector<ProviderNodes> providers;  ///< most nodes first; memory copies included
+  std::int64_t memory_copies = 0;        ///< MemcpyToHost / MemcpyFromHost nodes
+  /// Nodes on CPUExecutionProvider although the side asked for another provider, the most costly
+  /// first; always empty for a CPU side.
+  std::vector<Fallback> cpu_fallbacks;
+
+  bool known() const { return note.empty(); }
+  /// {"providers": [{"name", "nodes"}], "memory_copies", "cpu_fallbacks": [{"node", "op_type"}]},
+  /// plus "note" when the placement is unknown.
+  nlohmann::json ToJson() const;
+};
+
 struct CrossCheckReport {
   std::string label_a;
   std::string label_b;
   ComparisonReport comparison;  ///< expected: side A's outputs, actual: side B's
-  double run_ms_a = 0;          ///< wall time of each side's run, session creation excluded
+  /// Wall time of each side's run, session creation excluded. The run is profiled (for the
+  /// placement), so it includes the profiler's overhead: a timestamp pair per node, small beside
+  /// the kernels, and the same on both sides.
+  double run_ms_a = 0;
   double run_ms_b = 0;
+  SidePlacement placement_a;
+  SidePlacement placement_b;
 
   bool Passed() const { return comparison.Passed(); }
   nlohmann::json ToJson() const;
@@ -68,7 +101,8 @@ struct CrossCheckReport {
 /// Runs `inputs` once through each side and compares every output of side B with side A's.
 /// A side whose `model` is empty loads `model`; a side with a model of its own is fed only the inputs it
 /// declares (a fixed copy may have dropped unused ones). Each session is created, run and released before
-/// the next is created, so at most one is held at a time. Errors (a model that does not load on a
+/// the next is created, so at most one is held at a time. Each side's session is profiled into a
+/// temporary folder, removed afterwards, to record where its nodes ran. Errors (a model that does not load on a
 /// side, inputs that do not fit) are prefixed with the side's label.
 Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
                                     std::span<const NamedTensor> inputs, const ToleranceRules& tolerance);
