@@ -80,8 +80,11 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
 void PrintText(const ModelFixReport& report, const Style& style) {
   std::string out =
       fmt::format("{} {}{}\n", style.Bold("ortkit fix"), report.model, report.out.empty() ? "" : " -> " + report.out);
-  out += fmt::format("\n  check found: {}\n",
-                     report.codes_found.empty() ? "nothing" : fmt::format("{}", fmt::join(report.codes_found, ", ")));
+  const bool read = !report.Failed() || !report.passes_run.empty();  // else the diagnoses say why not
+  if (read) {
+    out += fmt::format("\n  check found: {}\n",
+                       report.codes_found.empty() ? "nothing" : fmt::format("{}", fmt::join(report.codes_found, ", ")));
+  }
   out += ChangesText(report, style) + EvidenceText(report, style) + "\n";
   for (const auto& d : report.diagnoses) out += RenderDiagnosis(d, style) + "\n";
   if (report.written) {
