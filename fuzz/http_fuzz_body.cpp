@@ -48,9 +48,14 @@ struct Server {
 
 Server* StartServer() {
   auto* s = new Server;
-  char folder[] = "/tmp/ortkit-http-fuzz-XXXXXX";
+  static char folder[] = "/tmp/ortkit-http-fuzz-XXXXXX";
   if (mkdtemp(folder) == nullptr) Fail("mkdtemp failed");
   s->folder = folder;
+  // The server is never stopped, but its model's folder goes when the process exits normally.
+  std::atexit([] {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+  });
   onnx::ModelProto model;
   if (!onnx::OnnxParser::Parse(model, kModel).IsOK()) Fail("the model text does not parse");
   const auto path = s->folder / "m.onnx";

@@ -12,6 +12,7 @@
 #include <onnx/onnx_pb.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/diagnose/runtime_messages.h"
 
 namespace ortkit {
@@ -87,35 +88,19 @@ OwnRuntime InspectOwnRuntime(Runtime& runtime, const EnvironmentOptions& options
   return own;
 }
 
-// A folder of its own for the probe model, removed when the report is done.
-struct ProbeFolder {
-  fs::path path;
-  explicit ProbeFolder(const fs::path& given) {
-    if (!given.empty()) {
-      path = given;
-      return;
-    }
-    std::string pattern = (fs::temp_directory_path() / "ortkit-env-XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) {
-      path = pattern;
-      owned = true;
-    }
-  }
-  ~ProbeFolder() {
-    std::error_code ec;
-    if (owned) fs::remove_all(path, ec);
-  }
-  ProbeFolder(const ProbeFolder&) = delete;
-  ProbeFolder& operator=(const ProbeFolder&) = delete;
-  bool owned = false;
-};
-
 void InspectPython(const EnvironmentOptions& options, EnvironmentReport& report) {
-  ProbeFolder folder(options.work_folder);
+  fs::path folder = options.work_folder;
+  std::optional<ScratchFolder> scratch;  // the probe model's, removed when the report is done
+  if (folder.empty()) {
+    if (auto created = ScratchFolder::Create("env"); created.ok()) {
+      scratch.emplace(std::move(*created));
+      folder = scratch->path();
+    }
+  }
   PythonProbeOptions probe;
   probe.interpreter = options.python;
-  if (!folder.path.empty()) {
-    probe.cuda_probe_model = folder.path / "cuda_probe.onnx";
+  if (!folder.empty()) {
+    probe.cuda_probe_model = folder / "cuda_probe.onnx";
     std::ofstream(probe.cuda_probe_model, std::ios::binary) << ProviderProbeModel();
   }
   auto python = ProbePython(probe);

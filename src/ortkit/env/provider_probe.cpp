@@ -1,24 +1,20 @@
 #include "ortkit/env/provider_probe.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/runtime/profile.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr std::int64_t kRows = 2;
 constexpr std::int64_t kWidth = 8;
@@ -147,17 +143,18 @@ nlohmann::json ProviderProbe::ToJson() const {
 ProviderProbe ProbeProvider(Runtime& runtime, std::string_view provider) {
   ProviderProbe probe;
   probe.provider = std::string(provider);
-  std::error_code ec;
-  const fs::path folder = fs::temp_directory_path(ec) / fmt::format("ortkit-probe-{}", ::getpid());
-  fs::create_directories(folder, ec);
+  auto scratch = ScratchFolder::Create("probe");
   SessionConfig config;
   config.provider = probe.provider;
   config.optimization_level = OptimizationLevel::kOff;
-  config.enable_profiling = true;
-  config.profile_prefix = (folder / "probe").string();
+  if (scratch.ok()) {
+    config.enable_profiling = true;
+    config.profile_prefix = (scratch->path() / "probe").string();
+  } else {
+    probe.placement_error = scratch.error().message;
+  }
   ProfileReport placement;
-  auto outputs = RunProbe(runtime, config, &placement, &probe.placement_error);
-  fs::remove_all(folder, ec);
+  auto outputs = RunProbe(runtime, config, scratch.ok() ? &placement : nullptr, &probe.placement_error);
   if (!outputs.ok()) {
     probe.error = outputs.error().message;
     return probe;

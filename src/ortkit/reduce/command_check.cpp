@@ -1,42 +1,17 @@
 #include "ortkit/reduce/command_check.h"
 
-#include <stdlib.h>
-
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "ortkit/core/process.h"
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/reduce/input_folder.h"
 
 namespace ortkit {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// A fresh folder under the system's temporary folder, removed with its contents on destruction.
-class ScratchFolder {
- public:
-  static Result<ScratchFolder> Create() {
-    std::string pattern = (fs::temp_directory_path() / "ortkit-reduce-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      return MakeError(ErrorKind::kIo, fmt::format("creating a temporary folder '{}' failed", pattern));
-    return ScratchFolder(pattern);
-  }
-  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(ScratchFolder&&) = delete;
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {}
-  fs::path path_;
-};
 
 void ReplaceAll(std::string& text, std::string_view from, const std::string& to) {
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -90,7 +65,7 @@ std::vector<std::string> FillPlaceholders(const std::vector<std::string>& argv, 
 
 Result<CommandResult> RunCommandCheck(const CommandCheck& check, std::string_view model_bytes,
                                       std::span<const NamedTensor> inputs) {
-  ORTKIT_ASSIGN_OR_RETURN(ScratchFolder folder, ScratchFolder::Create());
+  ORTKIT_ASSIGN_OR_RETURN(ScratchFolder folder, ScratchFolder::Create("reduce"));
   const fs::path model = folder.path() / "model.onnx";
   {
     std::ofstream file(model, std::ios::binary | std::ios::trunc);

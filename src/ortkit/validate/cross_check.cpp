@@ -1,17 +1,14 @@
 #include "ortkit/validate/cross_check.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/core/units.h"
 #include "ortkit/runtime/profile.h"
 #include "ortkit/runtime/run.h"
@@ -138,41 +135,6 @@ std::string WithLabel(const std::string& label, const std::string& message) {
   return fmt::format("{}: {}", label, message);
 }
 
-/// A fresh folder under the system's temporary folder for one side's profiler trace, removed with
-/// its contents on destruction.
-class ScratchFolder {
- public:
-  static Result<ScratchFolder> Create() {
-    std::error_code ec;
-    const std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
-    if (ec) {
-      return MakeError(ErrorKind::kIo,
-                       fmt::format("no temporary folder for the profiler's trace ({}); set TMPDIR to a writable folder",
-                                   ec.message()));
-    }
-    std::string pattern = (temp / "ortkit-cross-check-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return MakeError(ErrorKind::kIo, fmt::format("creating '{}' for the profiler's trace failed ({}); set TMPDIR to "
-                                                   "a writable folder",
-                                                   pattern, std::strerror(errno)));
-    }
-    return ScratchFolder(pattern);
-  }
-  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(ScratchFolder&&) = delete;
-  ~ScratchFolder() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  explicit ScratchFolder(std::filesystem::path path) : path_(std::move(path)) {}
-  std::filesystem::path path_;
-};
-
 SidePlacement UnknownPlacement(const std::string& reason) {
   SidePlacement placement;
   placement.note = "placement unknown: " + reason;
@@ -218,7 +180,7 @@ Result<SideRun> RunSide(Runtime& runtime, const ModelSource& shared, const Cross
   const ModelSource& model = side.model.empty() ? shared : side.model;
   // Declared before the session, so that the session (whose runtime may still write its trace on
   // release) is gone before the folder is removed.
-  auto scratch = ScratchFolder::Create();
+  auto scratch = ScratchFolder::Create("cross-check");
   SessionConfig config = side.config;
   if (scratch.ok()) {
     config.enable_profiling = true;
