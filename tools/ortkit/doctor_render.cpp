@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "fix_hint.h"
+#include "validate_render.h"
 
 namespace ortkit::cli {
 namespace {
@@ -104,6 +105,13 @@ void WriteChain(Writer& w, const DoctorReport& report) {
       w.Item("cross-check",
              fmt::format("{}: {} vs {} on synthesised inputs (no reference): {}", p.provider, p.cross_check->label_a,
                          p.cross_check->label_b, p.cross_check->Passed() ? s.Green("agree") : s.Red("DIFFER")));
+      const SidePlacement& placement = p.cross_check->placement_b;
+      if (p.provider != "cpu") w.Item("nodes", fmt::format("{}: {}", p.provider, DescribeSidePlacement(placement)));
+      if (!placement.cpu_fallbacks.empty()) {
+        std::vector<std::string> nodes;
+        for (const auto& f : placement.cpu_fallbacks) nodes.push_back(fmt::format("'{}' ({})", f.node, f.op_type));
+        w.Item("fallbacks", s.Yellow(fmt::format("{}: on the CPU: {}", p.provider, fmt::join(nodes, ", "))));
+      }
     }
     if (p.sweep) {
       int passed = 0;

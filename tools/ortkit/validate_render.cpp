@@ -117,17 +117,6 @@ std::string RenderReference(const ValidationReport& report, const std::string& p
   return text;
 }
 
-// "CUDAExecutionProvider 118, CPUExecutionProvider 2 (3 memory copies)", or why it is unknown.
-std::string DescribeSidePlacement(const SidePlacement& placement) {
-  if (!placement.known()) return placement.note;
-  std::vector<std::string> providers;
-  for (const auto& p : placement.providers) providers.push_back(fmt::format("{} {}", p.name, p.nodes));
-  std::string text = providers.empty() ? "no node ran" : fmt::format("{}", fmt::join(providers, ", "));
-  if (placement.memory_copies > 0)
-    text += fmt::format(" ({} memory cop{})", placement.memory_copies, placement.memory_copies == 1 ? "y" : "ies");
-  return text;
-}
-
 // The nodes a non-CPU side left on the CPU: where to look when it is slow or its numbers differ.
 std::string RenderFallbacks(const std::string& label, const SidePlacement& placement, const Style& style) {
   constexpr std::size_t kShown = 10;
@@ -161,6 +150,17 @@ std::string RenderCrossCheck(const ValidateReport& report, const Style& style) {
 }
 
 }  // namespace
+
+// "CUDAExecutionProvider 118, CPUExecutionProvider 2 (3 memory copies)", or why it is unknown.
+std::string DescribeSidePlacement(const SidePlacement& placement) {
+  if (!placement.known()) return placement.note;
+  std::vector<std::string> providers;
+  for (const auto& p : placement.providers) providers.push_back(fmt::format("{} {}", p.name, p.nodes));
+  std::string text = providers.empty() ? "no node ran" : fmt::format("{}", fmt::join(providers, ", "));
+  if (placement.memory_copies > 0)
+    text += fmt::format(" ({} memory cop{})", placement.memory_copies, placement.memory_copies == 1 ? "y" : "ies");
+  return text;
+}
 
 std::string RenderValidateSteps(const ValidateReport& report, const Style& style) {
   std::string text;

@@ -12,4 +12,8 @@ namespace ortkit::cli {
 /// each starting with a blank line; without the title, the target-runtime section and the verdict.
 std::string RenderValidateSteps(const ValidateReport& report, const Style& style);
 
+/// One side of a cross-check: "CUDAExecutionProvider 118, CPUExecutionProvider 2 (3 memory copies)", or
+/// why the placement is unknown.
+std::string DescribeSidePlacement(const SidePlacement& placement);
+
 }  // namespace ortkit::cli
