@@ -252,8 +252,15 @@ TEST_F(ReduceTest, ARunOutBudgetKeepsTheSmallestFailingModelSoFar) {
   AddInts(model, "three_by_three", {3, 3});
   ReduceOptions options;
   options.condition.kind = FailureKind::kRun;
-  options.time_budget = std::chrono::milliseconds(150);
-  options.on_progress = [](const ReduceProgress&) { std::this_thread::sleep_for(std::chrono::milliseconds(60)); };
+  // The budget runs out right after the first smaller failing candidate, however slow the machine is.
+  options.time_budget = std::chrono::milliseconds(1000);
+  const auto original = static_cast<std::size_t>(model.graph().node_size());
+  bool slept = false;
+  options.on_progress = [&](const ReduceProgress& progress) {
+    if (slept || progress.smallest == 0 || progress.smallest >= original) return;
+    slept = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  };
   auto report = Reduce(*runtime_, model, Inputs(model), options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->budget_ran_out);
