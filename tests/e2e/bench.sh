@@ -143,7 +143,7 @@ expect_rc 2 "$ortkit" bench "$enc" --iterations 0;             expect_msg "--ite
 expect_rc 2 "$ortkit" bench "$enc" --plot /nonexistent/dir/p.svg; expect_msg "--plot /nonexistent/dir/p.svg: cannot write there (no such directory)"
 expect_rc 2 "$ortkit" bench "$enc" --tune --latency-budget 50ms --write-config /nonexistent/c.json; expect_msg "--write-config"
 expect_rc 2 "$ortkit" bench "$enc" --provider cuda;            expect_msg "not available"
-expect_rc 2 "$ortkit" bench "$enc" --provider tpu;             expect_msg "--provider tpu: unknown"
+expect_rc 2 "$ortkit" bench "$enc" --provider tpu;             expect_msg "unknown execution provider 'tpu'; known: cpu, cuda"
 expect_rc 2 "$ortkit" bench "$enc" --opt-level 3;              expect_msg "--opt-level 3"
 expect_rc 2 "$ortkit" bench "$enc" --tune;                     expect_msg "--tune needs --latency-budget"
 expect_rc 2 "$ortkit" bench "$enc" --write-config "$work/x.json"; expect_msg "add --tune"

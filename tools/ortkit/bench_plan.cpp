@@ -83,17 +83,8 @@ Result<SessionConfig> MakeConfig(const BenchFlags& flags) {
                      fmt::format("--opt-level {}: expected 0, 1, 2 or 99", flags.opt_level));
   }
   config.optimization_level = *level;
-  const ProviderInfo* provider = FindProvider(flags.provider);
-  if (provider == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--provider {}: unknown; known providers: {}",
-                                                              flags.provider, fmt::join(KnownProviderNames(), ", ")));
-  }
-  const auto available = Runtime::AvailableProviders();
-  if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
-    return MakeError(ErrorKind::kUnavailable,
-                     fmt::format("--provider {}: {} is not available in this ONNX Runtime build ({}); available: {}",
-                                 flags.provider, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
-  }
+  if (Status available = CheckProviderAvailable(flags.provider); !available.ok())
+    return MakeError(available.error().kind, fmt::format("--provider: {}", available.error().message));
   return config;
 }
 

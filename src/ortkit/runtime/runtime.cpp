@@ -104,6 +104,22 @@ std::filesystem::path Runtime::LibraryPath() {
   return ec ? std::filesystem::path(info.dli_fname) : resolved;
 }
 
+Status CheckProviderAvailable(std::string_view short_name) {
+  const ProviderInfo* provider = FindProvider(short_name);
+  if (provider == nullptr) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("unknown execution provider '{}'; known: {}", short_name,
+                                                              fmt::join(KnownProviderNames(), ", ")));
+  }
+  const auto available = Runtime::AvailableProviders();
+  if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
+    return MakeError(
+        ErrorKind::kUnavailable,
+        fmt::format("execution provider '{}' ({}) is not available in this ONNX Runtime build {}; available: {}",
+                    short_name, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
+  }
+  return OkStatus();
+}
+
 const ProviderInfo* FindProvider(std::string_view short_name) {
   auto it = std::find_if(kProviders.begin(), kProviders.end(),
                          [&](const ProviderInfo& p) { return p.short_name == short_name; });
@@ -117,18 +133,8 @@ std::vector<std::string_view> KnownProviderNames() {
 }
 
 Result<Ort::SessionOptions> MakeSessionOptions(const SessionConfig& config) {
+  ORTKIT_RETURN_IF_ERROR(CheckProviderAvailable(config.provider));
   const ProviderInfo* provider = FindProvider(config.provider);
-  if (provider == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("unknown execution provider '{}'; known: {}",
-                                                              config.provider, fmt::join(KnownProviderNames(), ", ")));
-  }
-  const auto available = Runtime::AvailableProviders();
-  if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
-    return MakeError(
-        ErrorKind::kUnavailable,
-        fmt::format("execution provider '{}' ({}) is not available in this ONNX Runtime build {}; available: {}",
-                    config.provider, provider->ort_name, Runtime::Version(), fmt::join(available, ", ")));
-  }
   try {
     Ort::SessionOptions options;
     if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);

@@ -82,35 +82,12 @@ Result<CrossCheckPlan> ParseOptimizationLevels(std::string_view mode, std::strin
   return plan;
 }
 
-/// Short names of the known providers this ONNX Runtime build offers.
-std::vector<std::string> AvailableShortNames() {
-  const auto available = Runtime::AvailableProviders();
-  std::vector<std::string> names;
-  for (auto short_name : KnownProviderNames()) {
-    if (std::find(available.begin(), available.end(), FindProvider(short_name)->ort_name) != available.end()) {
-      names.emplace_back(short_name);
-    }
-  }
-  return names;
-}
-
 Result<CrossCheckPlan> ParseProviders(std::string_view mode, std::string_view value, const SessionConfig& base) {
   ORTKIT_ASSIGN_OR_RETURN(auto names, SplitPair(mode, value, "providers=cpu,cuda"));
-  const auto available = AvailableShortNames();
   CrossCheckPlan plan;
   for (auto [name, side] : {std::pair{names.first, &plan.a}, std::pair{names.second, &plan.b}}) {
-    if (FindProvider(name) == nullptr) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("cross-check '{}': unknown execution provider '{}'; known: {}", mode, name,
-                                   fmt::join(KnownProviderNames(), ", ")));
-    }
-    if (std::find(available.begin(), available.end(), name) == available.end()) {
-      return MakeError(
-          ErrorKind::kUnavailable,
-          fmt::format("cross-check '{}': execution provider '{}' is not available in this ONNX Runtime build "
-                      "({}); available: {}",
-                      mode, name, Runtime::Version(), fmt::join(available, ", ")));
-    }
+    if (Status available = CheckProviderAvailable(name); !available.ok())
+      return MakeError(available.error().kind, fmt::format("cross-check '{}': {}", mode, available.error().message));
     side->config = base;
     side->config.provider = name;
     side->label = name;
