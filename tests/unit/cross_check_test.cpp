@@ -110,7 +110,8 @@ TEST(ParseCrossCheckMode, UnavailableProviderNamesWhatIsAvailable) {
   auto plan = ParseCrossCheckMode("providers=cpu,cuda");
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().kind, ErrorKind::kUnavailable);
-  EXPECT_NE(plan.error().message.find("execution provider 'cuda' (CUDAExecutionProvider) is not available"), std::string::npos)
+  EXPECT_NE(plan.error().message.find("execution provider 'cuda' (CUDAExecutionProvider) is not available"),
+            std::string::npos)
       << plan.error().message;
   EXPECT_NE(plan.error().message.find("available: CPUExecutionProvider"), std::string::npos) << plan.error().message;
 }
