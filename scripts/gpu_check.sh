@@ -47,7 +47,8 @@ if [ -z "$model" ]; then
   "$build/bin/ortkit_make_model" bert-tiny "$model" --layers 4 --hidden 256 || exit 2
 fi
 started=$SECONDS
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+gpu="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+[ -n "$gpu" ] && echo "GPU: $gpu"
 echo "provider: $provider  model: $model  reports: $out"
 
 step "1/5 ortkit env --provider $provider" bash -c '"$0" env --no-python --provider "$1" | tee "$2/env.txt"' \
@@ -90,14 +91,51 @@ serve_check() {
     sleep 0.2
   done
   if [ "$ready" != 1 ]; then echo "the server did not become ready:"; tail -20 "$out/serve.log"; kill "$server" 2>/dev/null; return 1; fi
-  "$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration $((seconds * 2))
+  "$ortkit" perf --url "127.0.0.1:$port" --model m --dim seq_len=128 --concurrency 1,64 --duration $((seconds * 2)) \
+    --format json >"$out/perf.json"
   local rc=$?
+  [ $rc = 0 ] && python3 - "$out/perf.json" <<'PY'
+import json, sys
+for s in json.load(open(sys.argv[1]))["steps"]:
+    lat = s["latency_us"]
+    print(f"concurrency {s['concurrency']:>3}: {s['throughput']:8.1f} infer/s, p50 {lat['p50'] / 1000:7.2f} ms,"
+          f" p99 {lat['p99'] / 1000:7.2f} ms, server batch {s['server_batch_size']:.2f}, errors {sum(s['errors'].values())}")
+PY
   kill "$server"; wait "$server" 2>/dev/null
   return $rc
 }
 step "5/5 serve on $provider, perf at concurrency 1 and 64" serve_check
 
-say "done in $((SECONDS - started)) s; reports in $out"
+# The figures as docs/performance.md records them: a markdown section to paste.
+record() {
+  python3 - "$out" "$provider" "$gpu" "$model" <<'PY'
+import datetime, json, os, sys
+out, provider, gpu, model = sys.argv[1:5]
+def load(name):
+    path = os.path.join(out, name)
+    return json.load(open(path)) if os.path.exists(path) else None
+cpu, dev, perf = load("bench_cpu.json"), load("bench_device.json"), load("perf.json")
+name = provider.upper()
+lines = [f"### {datetime.date.today()}: {gpu or 'no GPU (a rehearsal on ' + provider + ')'}", "",
+         f"`scripts/gpu_check.sh --provider {provider}` on `{os.path.basename(model)}`.", ""]
+if cpu and dev:
+    lines += [f"| batch | CPU p50 ms | {name} p50 ms | CPU samples/s | {name} samples/s | speed-up |", "|---|---|---|---|---|---|"]
+    for a, b in zip(cpu["results"], dev["results"]):
+        pa, pb = a["latency_ms"]["p50"], b["latency_ms"]["p50"]
+        lines.append(f"| {a['batch']} | {pa:.3f} | {pb:.3f} | {a['samples_per_s']:.1f} | {b['samples_per_s']:.1f} | {pa / pb:.2f}x |")
+    p = dev.get("profile") or {}
+    lines += ["", "Nodes per provider: " + ", ".join(f"{x['name']} {x['nodes']}" for x in p.get("providers", []))
+              + f"; CPU fallbacks {len(p.get('cpu_fallbacks', []))}, memory copies {len(p.get('memory_copies', []))}."]
+if perf:
+    lines += ["", "| serving, concurrency | infer/s | p50 ms | p99 ms | server batch |", "|---|---|---|---|---|"]
+    for s in perf["steps"]:
+        lines.append(f"| {s['concurrency']} | {s['throughput']:.1f} | {s['latency_us']['p50'] / 1000:.2f} |"
+                     f" {s['latency_us']['p99'] / 1000:.2f} | {s['server_batch_size']:.2f} |")
+open(os.path.join(out, "performance.md"), "w").write("\n".join(lines) + "\n")
+PY
+}
+record || echo "[gpu_check] could not write $out/performance.md"
+say "done in $((SECONDS - started)) s; reports in $out (the figures for docs/performance.md: $out/performance.md)"
 if [ ${#failed[@]} -gt 0 ]; then
   printf '[gpu_check] failed steps: %s\n' "${failed[@]}"
 fi
