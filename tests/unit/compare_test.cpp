@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace ortkit {
 namespace {
@@ -78,6 +79,35 @@ TEST(CompareTensors, DefaultAbsoluteToleranceGrowsWithTheOutputsScale) {
   // Outputs below 1 in magnitude keep the plain default.
   c = CompareTensors("p", F32({2}, {0.5f, 0.001f}), F32({2}, {0.5f, 0.0015f}), scaled);
   EXPECT_FALSE(c.passed);
+}
+
+TEST(CompareTensors, OneLargeValueDoesNotHideErrorsEverywhereElse) {
+  const Tolerance scaled = ToleranceRules{}.For("y", DataType::kFloat32);
+  // Values of 1 and one of 1e6: the scaled atol is 10.
+  std::vector<float> expected(101, 1.0F);
+  expected[0] = 1e6F;
+  for (int i : {10, 20, 30}) expected[i] = 0;
+  std::vector<float> actual = expected;
+  // Three elements that cancel to zero, off by 1e-3: the case the scale is for. Passes.
+  for (int i : {10, 20, 30}) actual[i] = 1e-3F;
+  auto c = CompareTensors("y", F32({101}, expected), F32({101}, actual), scaled);
+  EXPECT_TRUE(c.passed) << c.problem;
+  EXPECT_EQ(c.scale_only, 3);
+  // Every small value off by 5 (500%): within atol 10, but only thanks to the scale. Fails.
+  for (std::size_t i = 1; i < actual.size(); ++i) actual[i] = expected[i] + 5.0F;
+  c = CompareTensors("y", F32({101}, expected), F32({101}, actual), scaled);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 0);
+  EXPECT_EQ(c.scale_only, 100);
+  EXPECT_NE(c.problem.find("100 of 101 elements"), std::string::npos) << c.problem;
+  EXPECT_NE(c.problem.find("give --atol"), std::string::npos) << c.problem;
+  EXPECT_EQ(c.ToJson().at("scale_only"), 100);
+  // A tolerance given is applied as given: these are plain mismatches then.
+  ToleranceRules given;
+  given.atol = 1e-5;
+  c = CompareTensors("y", F32({101}, expected), F32({101}, actual), given.For("y", DataType::kFloat32));
+  EXPECT_EQ(c.mismatches, 100);
+  EXPECT_EQ(c.scale_only, 0);
 }
 
 TEST(CompareOutputs, MissingAndExtraOutputs) {
