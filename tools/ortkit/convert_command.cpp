@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "model_proof.h"
+#include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
 #include "terminal.h"
@@ -57,9 +58,10 @@ void PrintText(const ModelConversionReport& report, const Style& style) {
   std::fputs(out.c_str(), stdout);
 }
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "ortkit convert: %s\n", message.c_str());
-  return kExitUsage;
+// The error as text on stderr, or as {"error": ...} on stdout with --format json.
+int Fail(const std::string& message, Format format, int code = kExitUsage) {
+  ReportFailure("convert", {}, message, format);
+  return code;
 }
 
 void Print(const ModelConversionReport& report, Format format) {
@@ -87,9 +89,9 @@ int Run(const ConvertFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = ConversionOptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message);
+  if (!options.ok()) return Fail(options.error().message, format);
   auto report = ConvertModelFile(*options);
-  if (!report.ok()) return Fail(report.error().message);
+  if (!report.ok()) return Fail(report.error().message, format);
   Print(*report, format);
   if (report->written) return kExitOk;
   return report->io_error ? kExitUsage : kExitFindings;
@@ -103,7 +105,7 @@ void RegisterConvert(CLI::App& app, int& exit_code) {
       app.add_subcommand("convert",
                          "Convert a model to another opset with ONNX's version converter and ortkit's adapters; "
                          "written only when its outputs match the original's");
-  cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("model", flags->model, "the .onnx file")->required();
   cmd->add_option("--out", flags->out, "where to write the converted model")->required();
   cmd->add_option("--opset", flags->opset, "target ai.onnx opset")->check(CLI::Range(7, 99));
   cmd->add_option("--ir-version", flags->ir_version,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "model_session.h"
 #include "ortkit/core/catalogue.h"
 #include "ortkit/repair/fix_passes.h"
 #include "terminal.h"
@@ -39,8 +40,9 @@ int Run(const ExplainFlags& flags) {
     for (const auto& code : flags.codes) {
       const CodeInfo* info = FindCode(code);
       if (info == nullptr) {
-        std::fprintf(stderr, "ortkit explain: unknown diagnosis code '%s' (run `ortkit explain` for the list)\n",
-                     code.c_str());
+        const std::string message =
+            fmt::format("unknown diagnosis code '{}' (run `ortkit explain` for the list)", code);
+        ReportFailure("explain", {}, message, flags.format == "json" ? Format::kJson : Format::kText);
         return kExitUsage;
       }
       selected.push_back(info);

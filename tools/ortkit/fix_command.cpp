@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "model_proof.h"
+#include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
 #include "ortkit/repair/model_fix.h"
@@ -100,8 +101,9 @@ void PrintText(const ModelFixReport& report, const Style& style) {
   std::fputs(out.c_str(), stdout);
 }
 
-int Fail(const std::string& message, int code = kExitUsage) {
-  std::fprintf(stderr, "ortkit fix: %s\n", message.c_str());
+// The error as text on stderr, or as {"error": ...} on stdout with --format json.
+int Fail(const std::string& message, Format format, int code = kExitUsage) {
+  ReportFailure("fix", {}, message, format);
   return code;
 }
 
@@ -132,11 +134,11 @@ int Run(const FixFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = FixOptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message);
+  if (!options.ok()) return Fail(options.error().message, format);
   auto runtime = Runtime::Create();
-  if (!runtime.ok()) return Fail(runtime.error().message, ExitCodeFor(runtime.error().kind));
+  if (!runtime.ok()) return Fail(runtime.error().message, format, ExitCodeFor(runtime.error().kind));
   auto report = FixModelFile(**runtime, *options);
-  if (!report.ok()) return Fail(report.error().message, ExitCodeFor(report.error().kind));
+  if (!report.ok()) return Fail(report.error().message, format, ExitCodeFor(report.error().kind));
   if (format == Format::kJson) {
     std::cout << JsonText(nlohmann::json(*report)) << "\n";
   } else {
@@ -157,7 +159,7 @@ void RegisterFix(CLI::App& app, int& exit_code) {
       "fix",
       "Apply the mechanical fixes for what check finds (static batch, training mode, initializers as inputs, float64, "
       "dead code, dimension names); written only when the fixed model is proven by running it");
-  cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("model", flags->model, "the .onnx file")->required();
   cmd->add_option("--out", flags->out, "where to write the fixed model (required unless --dry-run)");
   cmd->add_option("--only", flags->only, "apply only these fixes, by name or by diagnosis code (comma-separated)")
       ->delimiter(',');

@@ -12,6 +12,7 @@
 #include "bench_command.h"
 #include "commands.h"
 #include "input_flags.h"
+#include "model_session.h"
 #include "ortkit/reduce/reduce.h"
 #include "ortkit/reduce/reproducer.h"
 #include "terminal.h"
@@ -37,8 +38,9 @@ struct ReduceFlags {
   std::string format = "text";
 };
 
-int Fail(const std::string& message, int code = kExitUsage) {
-  std::fprintf(stderr, "ortkit reduce: %s\n", message.c_str());
+// The error as text on stderr, or as {"error": ...} on stdout with --format json.
+int Fail(const std::string& message, Format format, int code = kExitUsage) {
+  ReportFailure("reduce", {}, message, format);
   return code;
 }
 
@@ -139,12 +141,12 @@ int Run(const ReduceFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = OptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message);
+  if (!options.ok()) return Fail(options.error().message, format);
   auto report = RunReduction(flags, *options);
-  if (!report.ok()) return Fail(report.error().message, ExitCodeFor(report.error().kind));
+  if (!report.ok()) return Fail(report.error().message, format, ExitCodeFor(report.error().kind));
   if (!report->original_fails) return PrintNotFailing(*report, format);
   auto files = WriteReproducer(*report, flags.out);
-  if (!files.ok()) return Fail(files.error().message, ExitCodeFor(files.error().kind));
+  if (!files.ok()) return Fail(files.error().message, format, ExitCodeFor(files.error().kind));
   if (format == Format::kJson) {
     nlohmann::json j = report->ToJson();
     j["written"] = files->ToJson();
@@ -164,7 +166,7 @@ void RegisterReduce(CLI::App& app, int& exit_code) {
       "reduce",
       "Delta-debug a model down to the smallest one that still fails the same way, with its inputs and a Python "
       "reproducer, for a bug report against ONNX Runtime");
-  cmd->add_option("model", flags->model, "the .onnx file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("model", flags->model, "the .onnx file")->required();
   cmd->add_option("--out", flags->out, "where to write the reduced model (MIN.onnx)")->required();
   cmd->add_option("--fails", flags->fails,
                   "the failure to keep: auto, load, run, nan, diverge=opt-levels[=A,B], diverge=providers=A,B, or "
