@@ -142,6 +142,11 @@ expect_rc 2 "$ortkit" bench "$enc" --duration soon;            expect_msg "not a
 expect_rc 2 "$ortkit" bench "$enc" --iterations 0;             expect_msg "--iterations 0"
 expect_rc 2 "$ortkit" bench "$enc" --plot /nonexistent/dir/p.svg; expect_msg "--plot /nonexistent/dir/p.svg: cannot write there (no such directory)"
 expect_rc 2 "$ortkit" bench "$enc" --tune --latency-budget 50ms --write-config /nonexistent/c.json; expect_msg "--write-config"
+expect_rc 2 "$ortkit" bench "$enc" --profile --profile-prefix /nonexistent/dir/p; expect_msg "the profiler cannot write its trace there"
+# A short measurement: the CPU figure stays within what the machine's cores can give.
+"$ortkit" bench "$enc" --iterations 3 --format json >"$work/short.json"
+python3 -c 'import json,os,sys; u=json.load(open(sys.argv[1]))["results"][0]["cpu_utilisation"]; assert 0 < u <= os.cpu_count() + 0.5, u' "$work/short.json" \
+  || fail "cpu_utilisation beyond the cores on a 3-run measurement"
 expect_rc 2 "$ortkit" bench "$enc" --provider cuda;            expect_msg "not available"
 expect_rc 2 "$ortkit" bench "$enc" --provider tpu;             expect_msg "unknown execution provider 'tpu'; known: cpu, cuda"
 expect_rc 2 "$ortkit" bench "$enc" --opt-level 3;              expect_msg "--opt-level 3"

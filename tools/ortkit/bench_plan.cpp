@@ -120,6 +120,12 @@ Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
   for (const auto& [path, flag] : {std::pair{flags.plot, "--plot"}, {flags.write_config, "--write-config"}}) {
     ORTKIT_RETURN_IF_ERROR(CheckWritable(path, flag));
   }
+  // The runtime adds a timestamp and .json to the prefix: probe a file of that form before measuring.
+  if (flags.profile && !CheckWritable(flags.profile_prefix + "_ortkit_probe.json", "--profile-prefix").ok()) {
+    return MakeError(ErrorKind::kIo, fmt::format("--profile-prefix {}: the profiler cannot write its trace there "
+                                                 "(no such folder, or not writable)",
+                                                 flags.profile_prefix));
+  }
   if (!std::filesystem::exists(flags.model))
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: no such file", flags.model.string()));
   if (flags.tune) {
