@@ -239,6 +239,42 @@ TEST_F(ServeCore, ValidationErrorsNameTheInput) {
   EXPECT_EQ(r->outputs[0].name, "pooled");
 }
 
+// The advice named run's and bench's flags (--dim, --shape, --input), which serve does not have.
+TEST_F(ServeCore, AWarmUpTooLargeNamesTheConfigurationsWarmupDims) {
+  ModelConfig config;
+  config.warmup.dims = {{"batch", {100000}}, {"seq", {100000}}};
+  Status load;
+  auto core = Start(kMasked, config, &load);
+  ASSERT_FALSE(load.ok());
+  EXPECT_EQ(load.error().kind, ErrorKind::kInvalidArgument);
+  const std::string& message = load.error().message;
+  EXPECT_NE(message.find("warm-up inputs for batch=100000, seq=100000 would take 111.8 GiB (the largest, "
+                         "'attention_mask' int64[100000, 100000], 74.5 GiB)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("give smaller sizes in the configuration's warmup.dims"), std::string::npos) << message;
+  EXPECT_EQ(message.find("--dim"), std::string::npos) << message;
+  EXPECT_EQ(message.find("--input"), std::string::npos) << message;
+}
+
+// Strings (the protocol's BYTES) are refused at load, with what to serve instead.
+TEST_F(ServeCore, AStringModelIsRefusedWithWhatToDoInstead) {
+  constexpr const char* kStringIn = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (string[N] x) => (float[N] y) {
+  y = Cast<to = 1>(x)
+}
+)";
+  Status load;
+  auto core = Start(kStringIn, ModelConfig{}, &load);
+  ASSERT_FALSE(load.ok());
+  EXPECT_EQ(load.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(load.error().message.find("input 'x' is a string tensor (string[N]), and ortkit serve handles numeric "
+                                      "and boolean tensors only: tokenise or encode the text before the model"),
+            std::string::npos)
+      << load.error().message;
+}
+
 TEST_F(ServeCore, BucketingIsRefusedForAModelThatChangesUnderPadding) {
   ModelConfig config;
   config.bucketing.enabled = true;

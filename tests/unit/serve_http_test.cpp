@@ -5,11 +5,13 @@
 #include <cstring>
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/serve/grpc/grpc_server.h"
 #include "ortkit/serve/http/http_server.h"
 #include "ortkit/serve/http/rest_codec.h"
+#include "ortkit/serve/request_values.h"
 
 namespace ortkit::serve {
 namespace {
@@ -75,6 +77,113 @@ TEST(ServeRestCodec, BadRequestsSayWhatIsWrong) {
   }
 }
 
+// A request of one input 'x' of shape [count] holding `data` (comma-separated JSON values).
+Result<InferRequest> DecodeValues(const std::string& datatype, const std::string& data, int count = 1) {
+  const std::string body = fmt::format(
+      R"({{"inputs": [{{"name": "x", "datatype": "{}", "shape": [{}], "data": [{}]}}]}})", datatype, count, data);
+  http::OutputEncoding encoding;
+  return http::DecodeInferRequest(body, std::nullopt, &encoding);
+}
+
+// UINT8 [-1, 256, 300] used to answer 200 with [255, 0, 44]: values were cast, wrapping.
+TEST(ServeRestCodec, IntegersOutsideTheDatatypeAreRefusedNotWrapped) {
+  struct Case {
+    const char* datatype;
+    const char* value;
+    const char* range;
+  } refused[] = {
+      {"UINT8", "-1", "0..255"},
+      {"UINT8", "256", "0..255"},
+      {"INT8", "300", "-128..127"},
+      {"INT8", "-129", "-128..127"},
+      {"INT16", "32768", "-32768..32767"},
+      {"UINT16", "65536", "0..65535"},
+      {"INT32", "2147483648", "-2147483648..2147483647"},
+      {"UINT32", "-1", "0..4294967295"},
+      {"UINT32", "4294967296", "0..4294967295"},
+      {"INT64", "9223372036854775808", "-9223372036854775808..9223372036854775807"},
+      {"UINT64", "-1", "0..18446744073709551615"},
+  };
+  for (const auto& c : refused) {
+    auto r = DecodeValues(c.datatype, c.value);
+    ASSERT_FALSE(r.ok()) << c.datatype << " " << c.value;
+    EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+    EXPECT_EQ(r.error().message,
+              fmt::format("input 'x': element 0 is {}, outside {}'s range {}", c.value, c.datatype, c.range));
+  }
+  auto many = DecodeValues("UINT8", "0, 256, 300", 3);
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error().message, "input 'x': element 1 is 256, outside UINT8's range 0..255");
+  // The extremes themselves fit, exactly.
+  auto u8 = DecodeValues("UINT8", "255");
+  ASSERT_TRUE(u8.ok()) << u8.error().message;
+  EXPECT_EQ(u8->inputs[0].tensor.values<std::uint8_t>()[0], 255);
+  auto i8 = DecodeValues("INT8", "-128");
+  ASSERT_TRUE(i8.ok()) << i8.error().message;
+  EXPECT_EQ(i8->inputs[0].tensor.values<std::int8_t>()[0], -128);
+  auto u64 = DecodeValues("UINT64", "18446744073709551615");
+  ASSERT_TRUE(u64.ok()) << u64.error().message;
+  EXPECT_EQ(u64->inputs[0].tensor.values<std::uint64_t>()[0], ~0ull);
+  auto i64 = DecodeValues("INT64", "-9223372036854775808");
+  ASSERT_TRUE(i64.ok()) << i64.error().message;
+  EXPECT_EQ(i64->inputs[0].tensor.values<std::int64_t>()[0], std::numeric_limits<std::int64_t>::min());
+}
+
+// Integer datatypes take JSON integers only: 1.0 and 1e2 are numbers with a fraction or an exponent.
+TEST(ServeRestCodec, NumbersWithAFractionAreRefusedForIntegerDatatypes) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"1.5", "1.5"}, {"1.0", "1.0"}, {"1e2", "100.0"}, {"-0.5", "-0.5"}};
+  for (const auto& [value, described] : cases) {
+    auto r = DecodeValues("INT32", value);
+    ASSERT_FALSE(r.ok()) << value;
+    EXPECT_EQ(r.error().message,
+              fmt::format("input 'x': element 0 is {} but datatype INT32 needs integers", described));
+  }
+}
+
+// FP16 70000 used to reach the model as inf.
+TEST(ServeRestCodec, FloatsBeyondTheDatatypeAreRefused) {
+  struct Case {
+    const char* datatype;
+    const char* value;
+  } refused[] = {{"FP16", "70000"}, {"FP16", "-65520"}, {"FP32", "1e39"}, {"BF16", "-1e39"}};
+  for (const auto& c : refused) {
+    auto r = DecodeValues(c.datatype, c.value);
+    ASSERT_FALSE(r.ok()) << c.datatype << " " << c.value;
+    EXPECT_EQ(r.error().message, fmt::format("input 'x': element 0 is {}, outside {}'s range {}", c.value, c.datatype,
+                                             DataTypeRange(FindDataTypeByProtocol(c.datatype)->type)));
+  }
+  // The largest values, and those that round to them, are kept; tiny ones round to zero as usual.
+  for (const char* value : {"65504", "-65504", "65519", "1e-10"}) {
+    auto r = DecodeValues("FP16", value);
+    ASSERT_TRUE(r.ok()) << value << ": " << r.error().message;
+    EXPECT_TRUE(std::isfinite(r->inputs[0].tensor.AsDouble(0))) << value;
+  }
+  auto largest = DecodeValues("FP32", "3.4028235e38");
+  ASSERT_TRUE(largest.ok()) << largest.error().message;
+  EXPECT_EQ(largest->inputs[0].tensor.values<float>()[0], std::numeric_limits<float>::max());
+  EXPECT_TRUE(DecodeValues("FP64", "1e300").ok());
+}
+
+TEST(ServeRestCodec, RequestParametersOfTheWrongTypeSayWhichAndWhat) {
+  struct Case {
+    const char* parameters;
+    const char* expected;
+  } cases[] = {
+      {R"({"priority": "high"})", R"(malformed request: parameter "priority" must be an integer)"},
+      {R"({"priority": 1.5})", R"(malformed request: parameter "priority" must be an integer)"},
+      {R"({"timeout": "x"})", R"(malformed request: parameter "timeout" must be an integer (microseconds))"},
+      {R"({"timeout": true})", R"(malformed request: parameter "timeout" must be an integer (microseconds))"},
+  };
+  for (const auto& c : cases) {
+    http::OutputEncoding encoding;
+    auto r = http::DecodeInferRequest(std::string(R"({"parameters": )") + c.parameters + R"(, "inputs": []})",
+                                      std::nullopt, &encoding);
+    ASSERT_FALSE(r.ok()) << c.parameters;
+    EXPECT_EQ(r.error().message, c.expected);
+  }
+}
+
 // JSON answers are written by hand: every value must read back as exactly itself.
 TEST(ServeRestCodec, JsonNumbersReadBackExactly) {
   const float floats[] = {-0.0f, 0.1f, 3.4028235e38f, 1e-45f, 2.0f, std::numeric_limits<float>::quiet_NaN()};
@@ -106,6 +215,31 @@ TEST(ServeRestCodec, JsonNumbersReadBackExactly) {
     ASSERT_EQ(again->inputs[k].tensor.byte_size(), sent.byte_size());
     EXPECT_EQ(std::memcmp(again->inputs[k].tensor.data(), sent.data(), sent.byte_size()), 0) << k;
   }
+}
+
+// JSON has no literal for NaN or the infinities: they are written null, which every JSON reader takes
+// (docs/serving.md sends clients that need them to the binary tensor data extension, which keeps them).
+TEST(ServeRestCodec, NonFiniteValuesAreWrittenNullInJsonAndKeptInBinary) {
+  const float inf = std::numeric_limits<float>::infinity();
+  InferResponse response{"m", "1", "", {}};
+  response.outputs.push_back(
+      {"f", Tensor::FromVector<float>({4}, {inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1.5f}).value()});
+  auto half = Tensor::Allocate(DataType::kFloat16, {2}).value();
+  half.SetFromDouble(0, -std::numeric_limits<double>::infinity());
+  half.SetFromDouble(1, 2.0);
+  response.outputs.push_back({"h", std::move(half)});
+  const auto json = nlohmann::json::parse(http::EncodeInferResponse(response, {}).json);
+  EXPECT_EQ(json["outputs"][0]["data"], nlohmann::json::parse("[null, null, null, 1.5]"));
+  EXPECT_EQ(json["outputs"][1]["data"], nlohmann::json::parse("[null, 2.0]"));
+  http::OutputEncoding binary;
+  binary.all_binary = true;
+  const auto encoded = http::EncodeInferResponse(response, binary);
+  ASSERT_EQ(encoded.binary.size(), 2u);
+  float values[4];
+  std::memcpy(values, encoded.binary[0].data(), sizeof values);
+  EXPECT_EQ(values[0], inf);
+  EXPECT_EQ(values[1], -inf);
+  EXPECT_TRUE(std::isnan(values[2]));
 }
 
 TEST(ServeRestCodec, ResponsesInJsonOrBinary) {

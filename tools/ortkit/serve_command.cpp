@@ -2,6 +2,7 @@
 // batching, sequence-length bucketing and N session instances per model.
 #include <signal.h>
 
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -137,7 +138,42 @@ void Drain(FrontEnds& ends, serve::InferenceCore& core) {
   core.Shutdown();
 }
 
+// A port flag's check: 0 to 65535, or -1 where `minus_one` says what -1 means ("" when it may not be
+// -1). Checked here because a port is cast to 16 bits when bound: 65536 would wrap to 0 (a random
+// port) and -1 to 65535.
+CLI::Validator PortValidator(const std::string& minus_one) {
+  return CLI::Validator(
+      [minus_one](std::string& text) -> std::string {
+        long long port = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+        if (error == std::errc::invalid_argument || end != text.data() + text.size())
+          return "";  // not a number: CLI11 says
+        if ((port >= 0 && port <= 65535 && error == std::errc()) || (port == -1 && !minus_one.empty())) return "";
+        return fmt::format("{} is not a port: give 0 to 65535 (0: a free one){}", text,
+                           minus_one.empty() ? "" : fmt::format(" or -1 ({})", minus_one));
+      },
+      "PORT");
+}
+
+// Two front ends on one port: the second could not bind, so say which flags collide before loading.
+Status CheckPortsDiffer(const ServeFlags& flags) {
+  auto same = [](int a, int b) { return a > 0 && a == b; };
+  if (same(flags.http_port, flags.grpc_port)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--http-port and --grpc-port are both {}: give each its own port", flags.http_port));
+  }
+  if (same(flags.http_port, flags.metrics_port) || same(flags.grpc_port, flags.metrics_port)) {
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--metrics-port {} is also {}: give it a port of its own, or -1 to serve /metrics "
+                    "on the HTTP port",
+                    flags.metrics_port, same(flags.http_port, flags.metrics_port) ? "--http-port" : "--grpc-port"));
+  }
+  return OkStatus();
+}
+
 int Serve(const ServeFlags& flags) {
+  if (Status ports = CheckPortsDiffer(flags); !ports.ok()) return Fail(ports.error());
   std::vector<std::string> notes;
   auto sources = serve::ResolveModelSources(flags.models, flags.overrides, &notes);
   PrintNotes(notes);
@@ -183,10 +219,15 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--model-repository", flags->models.repository,
                   "folder of NAME/model.onnx with optional NAME/config.json");
   cmd->add_option("--host", flags->host, "address to bind")->capture_default_str();
-  cmd->add_option("--http-port", flags->http_port, "HTTP port (0: a free one, printed)")->capture_default_str();
-  cmd->add_option("--grpc-port", flags->grpc_port, "gRPC port (0: a free one, printed; -1: no gRPC)")
+  cmd->add_option("--http-port", flags->http_port, "HTTP port, 0 to 65535 (0: a free one, printed)")
+      ->check(PortValidator(""))
       ->capture_default_str();
-  cmd->add_option("--metrics-port", flags->metrics_port, "a separate port for /metrics (-1: on the HTTP port only)")
+  cmd->add_option("--grpc-port", flags->grpc_port, "gRPC port, 0 to 65535 (0: a free one, printed; -1: no gRPC)")
+      ->check(PortValidator("no gRPC"))
+      ->capture_default_str();
+  cmd->add_option("--metrics-port", flags->metrics_port,
+                  "a separate port for /metrics, 0 to 65535 (-1: on the HTTP port only)")
+      ->check(PortValidator("/metrics on the HTTP port only"))
       ->capture_default_str();
   // gRPC takes the limit as an int of bytes: 2047 MiB is the most it can say.
   cmd->add_option("--max-body-mb", flags->max_body_mb,

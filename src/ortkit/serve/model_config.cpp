@@ -136,8 +136,14 @@ Status ParseBucketing(const json& object, std::string_view origin, BucketingConf
   ORTKIT_RETURN_IF_ERROR(r.String("dim", &out->dim));
   if (out->dim.empty()) return r.Fail("dim", "required: the symbolic dimension to pad (e.g. \"seq_len\")");
   ORTKIT_RETURN_IF_ERROR(r.IntList("boundaries", &out->boundaries));
+  const bool has_multiple_of = r.Find("multiple_of") != nullptr;
   ORTKIT_RETURN_IF_ERROR(r.Int("multiple_of", &out->multiple_of));
   ORTKIT_RETURN_IF_ERROR(r.String("mask_input", &out->mask_input));
+  // 0 stands for "no multiple_of" in memory, but a file that says 0 (or less) meant a length.
+  if (has_multiple_of && out->multiple_of < 1) {
+    return r.Fail("multiple_of", fmt::format("expected a positive integer (lengths pad up to a multiple of it), got {}",
+                                             out->multiple_of));
+  }
   if (out->boundaries.empty() == (out->multiple_of == 0)) {
     return r.Fail("boundaries", "give exactly one of \"boundaries\" (a list) and \"multiple_of\" (an integer)");
   }

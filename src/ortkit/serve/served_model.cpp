@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/units.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/repeated_run.h"
 #include "ortkit/serve/thread_name.h"
@@ -90,12 +91,78 @@ std::string NamesOf(const std::vector<TensorSpec>& specs) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-Status CheckServable(const TensorSpec& spec) {
-  if (!spec.is_tensor || spec.type == DataType::kString || FindDataType(spec.type) == nullptr) {
-    return Invalid(fmt::format("'{}' is {}: the server handles numeric and boolean tensors only", spec.name,
-                               spec.is_tensor ? spec.Describe() : std::string("not a tensor")));
+// `role`: "input" or "output". The protocol's BYTES (string tensors) is not served: the message
+// says what the model must become instead.
+Status CheckServable(const TensorSpec& spec, std::string_view role) {
+  if (spec.is_tensor && spec.type != DataType::kString && FindDataType(spec.type) != nullptr) return OkStatus();
+  const bool input = role == "input";
+  std::string what;
+  std::string instead;
+  if (!spec.is_tensor) {
+    what = "not a tensor (a sequence, map or optional)";
+    instead = fmt::format("serve a model whose {}s are tensors", role);
+  } else if (spec.type == DataType::kString) {
+    what = fmt::format("a string tensor ({})", spec.Describe());
+    instead = input
+                  ? "tokenise or encode the text before the model (a tokenizer in the client or a preprocessing "
+                    "step) and serve a model whose inputs are the numbers (token ids)"
+                  : "serve a model whose outputs are numeric (labels as class indices, mapped to names in the client)";
+  } else {
+    what = fmt::format("of element type {}", DataTypeName(spec.type));
+    instead =
+        "convert the model to a datatype the protocol has (BOOL, UINT8..UINT64, INT8..INT64, FP16, BF16, FP32 "
+        "or FP64)";
   }
-  return OkStatus();
+  return Invalid(fmt::format("{} '{}' is {}, and ortkit serve handles numeric and boolean tensors only: {}", role,
+                             spec.name, what, instead));
+}
+
+// The bytes the inputs of one warm-up shape take, and which input takes the most; UINT64_MAX when
+// beyond counting.
+struct WarmupSize {
+  std::uint64_t total = 0;
+  std::string largest;  // "'x' float32[8, 16]"
+  std::uint64_t largest_bytes = 0;
+};
+
+Result<WarmupSize> SizeOfWarmup(const std::vector<TensorSpec>& inputs, const InputPlan& plan) {
+  WarmupSize size;
+  for (const auto& spec : inputs) {
+    ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
+    const auto count = ElementCountOf(shape);
+    const std::uint64_t element = FindDataType(spec.type)->size;
+    const bool huge = !count.ok() || static_cast<std::uint64_t>(*count) > UINT64_MAX / element;
+    const std::uint64_t bytes = huge ? UINT64_MAX : static_cast<std::uint64_t>(*count) * element;
+    if (bytes >= size.largest_bytes) {
+      size.largest_bytes = bytes;
+      size.largest = fmt::format("'{}' {}{}", spec.name, DataTypeName(spec.type), ShapeToString(shape));
+    }
+    size.total = bytes > UINT64_MAX - size.total ? UINT64_MAX : size.total + bytes;
+  }
+  return size;
+}
+
+// The synthesiser's own refusal names the flags of `run` and `bench` (--dim, --shape, --input); the
+// server's sizes come from the configuration's warmup.dims, or from the model itself.
+Status CheckWarmupSize(const std::vector<TensorSpec>& inputs, const InputPlan& plan) {
+  auto sized = SizeOfWarmup(inputs, plan);
+  if (!sized.ok()) return MakeError(sized.error().kind, "warm-up inputs: " + sized.error().message);
+  const WarmupSize& size = *sized;
+  if (size.total <= plan.max_bytes) return OkStatus();
+  std::vector<std::string> dims;
+  for (const auto& [dim, value] : plan.dims) dims.push_back(fmt::format("{}={}", dim, value));
+  auto human = [](std::uint64_t bytes) {
+    return bytes == UINT64_MAX ? std::string("more than 16 EiB") : HumanBytes(bytes);
+  };
+  const std::string advice =
+      dims.empty() ? "the model's own fixed dimensions make its inputs this large; serve a model with smaller ones"
+                   : "give smaller sizes in the configuration's warmup.dims (the --config file, or config.json in "
+                     "the model repository)";
+  return Invalid(
+      fmt::format("warm-up inputs for {} would take {} (the largest, {}, {}), over ortkit's limit of {} "
+                  "for made-up inputs: {}",
+                  dims.empty() ? std::string("the default sizes") : fmt::format("{}", fmt::join(dims, ", ")),
+                  human(size.total), size.largest, human(size.largest_bytes), HumanBytes(plan.max_bytes), advice));
 }
 
 // The input's datatype, rank and fixed dimensions against the model's.
@@ -236,7 +303,7 @@ Status ServedModel::DescribeTensors() {
   ORTKIT_ASSIGN_OR_RETURN(inputs_, DescribeInputs(first));
   ORTKIT_ASSIGN_OR_RETURN(outputs_, DescribeOutputs(first));
   for (const auto* list : {&inputs_, &outputs_}) {
-    for (const auto& spec : *list) ORTKIT_RETURN_IF_ERROR(CheckServable(spec));
+    for (const auto& spec : *list) ORTKIT_RETURN_IF_ERROR(CheckServable(spec, list == &inputs_ ? "input" : "output"));
   }
   for (const auto& s : inputs_) input_names_.push_back(s.name.c_str());
   for (const auto& s : outputs_) output_names_.push_back(s.name.c_str());
@@ -290,6 +357,7 @@ Status ServedModel::DecideBucketing(const std::map<std::string, ValueHint>& hint
 // kernel selection.
 Status ServedModel::WarmUp(const std::map<std::string, ValueHint>& hints) {
   for (const auto& plan : WarmupPlans(source_.config.warmup)) {
+    ORTKIT_RETURN_IF_ERROR(CheckWarmupSize(inputs_, plan));
     auto synthetic = SynthesizeInputs(inputs_, hints, plan);
     if (!synthetic.ok()) return MakeError(synthetic.error().kind, "warm-up inputs: " + synthetic.error().message);
     for (auto& instance : instances_) {

@@ -1,13 +1,22 @@
 #include "ortkit/serve/grpc/grpc_server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include "grpc_predict_v2.grpc.pb.h"
+#include "ortkit/serve/request_values.h"
 #include "ortkit/serve/run_when_idle.h"
 #include "ortkit/serve/thread_name.h"
 
@@ -40,34 +49,54 @@ std::string ProtocolName(DataType type) {
 }
 
 template <typename Field>
+ortkit::Status CheckCount(const Field& field, const Tensor& tensor, const std::string& name, const char* field_name) {
+  if (static_cast<std::int64_t>(field.size()) == tensor.element_count()) return OkStatus();
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("input '{}': shape {} needs {} values, contents.{} holds {}", name,
+                               ShapeToString(tensor.shape()), tensor.element_count(), field_name, field.size()));
+}
+
+// Each value as T. The protocol carries INT8 and INT16 in int32 fields and UINT8 and UINT16 in
+// uint32 ones: a value that does not fit T is refused as HTTP refuses it, never clamped.
+template <typename T, typename Field>
 Result<Tensor> FromContents(const Field& field, Tensor tensor, const std::string& name, const char* field_name) {
-  if (static_cast<std::int64_t>(field.size()) != tensor.element_count()) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("input '{}': shape {} needs {} values, contents.{} holds {}", name,
-                                 ShapeToString(tensor.shape()), tensor.element_count(), field_name, field.size()));
+  using Value = typename Field::value_type;
+  ORTKIT_RETURN_IF_ERROR(CheckCount(field, tensor, name, field_name));
+  if constexpr (std::is_same_v<T, Value>) {
+    if (!field.empty()) std::memcpy(tensor.data(), field.data(), tensor.byte_size());
+    return tensor;
   }
-  for (int i = 0; i < field.size(); ++i) tensor.SetFromDouble(i, static_cast<double>(field[i]));
+  auto out = tensor.values<T>();
+  for (int i = 0; i < field.size(); ++i) {
+    if constexpr (std::is_integral_v<Value> && !std::is_same_v<Value, bool>) {
+      if (!std::in_range<T>(field[i])) {
+        return ElementOutOfRange(name, static_cast<std::size_t>(i), std::to_string(field[i]), tensor.type());
+      }
+    }
+    out[i] = static_cast<T>(field[i]);
+  }
   return tensor;
 }
 
 Result<Tensor> DecodeContents(const inference::InferTensorContents& c, Tensor tensor, const std::string& name) {
   switch (tensor.type()) {
-    case DataType::kFloat32: {
-      if (c.fp32_contents_size() != tensor.element_count())
-        return FromContents(c.fp32_contents(), std::move(tensor), name, "fp32_contents");
-      std::memcpy(tensor.data(), c.fp32_contents().data(), tensor.byte_size());
-      return tensor;
-    }
-    case DataType::kFloat64: return FromContents(c.fp64_contents(), std::move(tensor), name, "fp64_contents");
-    case DataType::kInt64: return FromContents(c.int64_contents(), std::move(tensor), name, "int64_contents");
-    case DataType::kInt32:
-    case DataType::kInt16:
-    case DataType::kInt8: return FromContents(c.int_contents(), std::move(tensor), name, "int_contents");
-    case DataType::kUInt64: return FromContents(c.uint64_contents(), std::move(tensor), name, "uint64_contents");
+    case DataType::kFloat32: return FromContents<float>(c.fp32_contents(), std::move(tensor), name, "fp32_contents");
+    case DataType::kFloat64: return FromContents<double>(c.fp64_contents(), std::move(tensor), name, "fp64_contents");
+    case DataType::kInt64:
+      return FromContents<std::int64_t>(c.int64_contents(), std::move(tensor), name, "int64_contents");
+    case DataType::kInt32: return FromContents<std::int32_t>(c.int_contents(), std::move(tensor), name, "int_contents");
+    case DataType::kInt16: return FromContents<std::int16_t>(c.int_contents(), std::move(tensor), name, "int_contents");
+    case DataType::kInt8: return FromContents<std::int8_t>(c.int_contents(), std::move(tensor), name, "int_contents");
+    case DataType::kUInt64:
+      return FromContents<std::uint64_t>(c.uint64_contents(), std::move(tensor), name, "uint64_contents");
     case DataType::kUInt32:
+      return FromContents<std::uint32_t>(c.uint_contents(), std::move(tensor), name, "uint_contents");
     case DataType::kUInt16:
-    case DataType::kUInt8: return FromContents(c.uint_contents(), std::move(tensor), name, "uint_contents");
-    case DataType::kBool: return FromContents(c.bool_contents(), std::move(tensor), name, "bool_contents");
+      return FromContents<std::uint16_t>(c.uint_contents(), std::move(tensor), name, "uint_contents");
+    case DataType::kUInt8:
+      return FromContents<std::uint8_t>(c.uint_contents(), std::move(tensor), name, "uint_contents");
+    case DataType::kBool:
+      return FromContents<std::uint8_t>(c.bool_contents(), std::move(tensor), name, "bool_contents");
     default:
       return MakeError(
           ErrorKind::kInvalidArgument,
@@ -75,22 +104,36 @@ Result<Tensor> DecodeContents(const inference::InferTensorContents& c, Tensor te
   }
 }
 
+// An integer request parameter in either integer form; a uint64 beyond int64 saturates, so that the
+// core's range check refuses it. Any other form (a string, a double, a bool) is refused with HTTP's
+// words for a JSON value that is not an integer.
+Result<std::int64_t> IntegerParameter(const std::string& key, const inference::InferParameter& p) {
+  switch (p.parameter_choice_case()) {
+    case inference::InferParameter::kInt64Param: return p.int64_param();
+    case inference::InferParameter::kUint64Param:
+      return static_cast<std::int64_t>(std::min<std::uint64_t>(p.uint64_param(), INT64_MAX));
+    default: return ParameterNotAnInteger(key);
+  }
+}
+
+// In HTTP's order, so that a request with both wrong gets the same message over both.
+ortkit::Status DecodeParameters(const inference::ModelInferRequest& in, InferRequest* request) {
+  const auto& parameters = in.parameters();
+  if (auto it = parameters.find("priority"); it != parameters.end()) {
+    ORTKIT_ASSIGN_OR_RETURN(request->priority, IntegerParameter(it->first, it->second));
+  }
+  if (auto it = parameters.find("timeout"); it != parameters.end()) {
+    ORTKIT_ASSIGN_OR_RETURN(request->timeout_us, IntegerParameter(it->first, it->second));
+  }
+  return OkStatus();
+}
+
 Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
   InferRequest request;
   request.model_name = in.model_name();
   request.model_version = in.model_version();
   request.id = in.id();
-  // Either integer form; a uint64 beyond int64 saturates, so that the core's range check refuses it.
-  auto integer = [](const inference::InferParameter& p) -> std::int64_t {
-    if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) {
-      return static_cast<std::int64_t>(std::min<std::uint64_t>(p.uint64_param(), INT64_MAX));
-    }
-    return p.int64_param();
-  };
-  for (const auto& [key, value] : in.parameters()) {
-    if (key == "priority") request.priority = integer(value);
-    if (key == "timeout") request.timeout_us = integer(value);
-  }
+  ORTKIT_RETURN_IF_ERROR(DecodeParameters(in, &request));
   const bool raw = in.raw_input_contents_size() > 0;
   if (raw && in.raw_input_contents_size() != in.inputs_size()) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("raw_input_contents has {} entries for {} inputs",
@@ -351,6 +394,45 @@ class InferenceService final : public ServiceBase {
   GrpcOptions options_;
 };
 
+namespace {
+
+// An IPv6 address in brackets, as gRPC's "host:port" needs it ("[::1]:8001").
+std::string BracketedHost(const std::string& host) {
+  return host.find(':') != std::string::npos && !host.starts_with('[') ? "[" + host + "]" : host;
+}
+
+// Why gRPC could not bind host:port, which its builder does not say: found by binding a socket there
+// as gRPC does (SO_REUSEADDR, no SO_REUSEPORT).
+std::string WhyNotBound(const std::string& host, int port) {
+  std::string bare = host;
+  if (bare.starts_with('[') && bare.ends_with(']')) bare = bare.substr(1, bare.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(bare.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || found == nullptr) {
+    return fmt::format("'{}' is not an address of this machine", host);
+  }
+  int error = 0;
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  if (fd < 0) {
+    error = errno;
+  } else {
+    const int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (bind(fd, found->ai_addr, found->ai_addrlen) != 0) error = errno;
+    close(fd);
+  }
+  freeaddrinfo(found);
+  if (error == EADDRINUSE) return fmt::format("port {} is in use (another process listens on it)", port);
+  if (error == EADDRNOTAVAIL) return fmt::format("'{}' is not an address of this machine", host);
+  if (error != 0) return std::strerror(error);
+  return "gRPC could not bind it (the port was taken and is free again, or gRPC refused the address)";
+}
+
+}  // namespace
+
 // Calls that may have arrived unanswered when the server stops (as many clients as that at once).
 constexpr int kArrivedCallsAtStop = 1024;
 
@@ -367,11 +449,18 @@ GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GrpcServer::~GrpcServer() { Stop(); }
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const GrpcOptions& options) {
+  if (options.port < 0 || options.port > 65535) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("gRPC port {} is not a port: give 0 to 65535 (0: a free one)", options.port));
+  }
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<InferenceService>(core, options);
   ::grpc::ServerBuilder builder;
-  const std::string address = fmt::format("{}:{}", options.host, options.port);
+  const std::string address = fmt::format("{}:{}", BracketedHost(options.host), options.port);
   builder.AddListeningPort(address, ::grpc::InsecureServerCredentials(), &impl->port);
+  // gRPC sets SO_REUSEPORT by default: a second server on a port another process listens on would
+  // bind too, and the kernel would split the connections between the two.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(options.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(-1);
   builder.RegisterService(impl->service.get());
@@ -383,7 +472,8 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const
     bool ok = false;
     while (impl->queue->Next(&tag, &ok)) {
     }
-    return MakeError(ErrorKind::kUnavailable, fmt::format("cannot listen for gRPC on {} (address in use?)", address));
+    return MakeError(ErrorKind::kUnavailable,
+                     fmt::format("cannot listen for gRPC on {}: {}", address, WhyNotBound(options.host, options.port)));
   }
   impl->thread = std::thread([service = impl->service.get(), queue = impl->queue.get()] {
     NameThisThread("ortkit-grpc");

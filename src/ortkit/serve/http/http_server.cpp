@@ -81,14 +81,23 @@ struct HttpServer::Impl final : ConnectionOwner {
 };
 
 Status HttpServer::Impl::Listen(Listener& listener, int port) {
+  const char* what = listener.metrics_only ? "metrics" : "HTTP";
   error_code ec;
   const auto address = asio::ip::make_address(options_.host, ec);
   auto refuse = [&] {
+    std::string why = ec.message();
+    if (ec == asio::error::address_in_use) why = fmt::format("port {} is in use (another process listens on it)", port);
+    if (ec == boost::system::errc::address_not_available)
+      why = fmt::format("'{}' is not an address of this machine", options_.host);
     return MakeError(ErrorKind::kUnavailable,
-                     fmt::format("cannot listen on {}:{} ({})", options_.host, port,
-                                 ec ? ec.message() : "address in use, or not an address of this machine"));
+                     fmt::format("cannot listen for {} on {}:{}: {}", what, options_.host, port, why));
   };
-  if (ec) return refuse();
+  if (ec) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("cannot listen for {} on '{}': not an IP address (give one, such as 127.0.0.1, or "
+                                 "0.0.0.0 for every interface)",
+                                 what, options_.host));
+  }
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   listener.acceptor.open(endpoint.protocol(), ec);
   if (!ec) listener.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -203,6 +212,17 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() { Stop(); }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Create(InferenceCore& core, const HttpOptions& options) {
+  // Checked before any cast to a 16-bit port, which would wrap 65536 to 0 (a random port) and -1 to 65535.
+  if (options.port < 0 || options.port > 65535) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("HTTP port {} is not a port: give 0 to 65535 (0: a free one)", options.port));
+  }
+  if (options.metrics_port < -1 || options.metrics_port > 65535) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("metrics port {} is not a port: give 0 to 65535 (0: a free one) or -1 (/metrics "
+                                 "on the HTTP port only)",
+                                 options.metrics_port));
+  }
   auto impl = std::make_unique<Impl>(core, options);
   ORTKIT_RETURN_IF_ERROR(impl->Listen(impl->main, options.port));
   impl->port = impl->main.acceptor.local_endpoint().port();

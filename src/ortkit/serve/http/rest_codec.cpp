@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,6 +16,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <nlohmann/json.hpp>
+
+#include "ortkit/serve/request_values.h"
 
 namespace ortkit::serve::http {
 namespace {
@@ -154,19 +157,19 @@ Status Flatten(const JsonValue& data, int depth, const std::string& name, std::v
   return OkStatus();
 }
 
+// A value that does not fit T is refused, never wrapped (UINT8 256 is not 0) nor clamped.
 template <typename T>
 Status FillIntegers(const std::vector<const JsonValue*>& values, Tensor* tensor, const std::string& name) {
   auto out = tensor->values<T>();
   for (std::size_t i = 0; i < values.size(); ++i) {
     const JsonValue& v = *values[i];
-    if (v.IsInt64()) {
-      out[i] = static_cast<T>(v.GetInt64());
-    } else if (v.IsUint64()) {
-      out[i] = static_cast<T>(v.GetUint64());
-    } else {
+    if (!v.IsInt64() && !v.IsUint64()) {
       return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs integers", name, i, Describe(v),
                                  FindDataType(tensor->type())->protocol));
     }
+    const bool fits = v.IsInt64() ? std::in_range<T>(v.GetInt64()) : std::in_range<T>(v.GetUint64());
+    if (!fits) return ElementOutOfRange(name, i, Describe(v), tensor->type());
+    out[i] = v.IsInt64() ? static_cast<T>(v.GetInt64()) : static_cast<T>(v.GetUint64());
   }
   return OkStatus();
 }
@@ -193,10 +196,16 @@ Status FillFromJson(const std::vector<const JsonValue*>& values, Tensor* tensor,
       return Invalid(fmt::format("input '{}': element {} is {} but datatype {} needs {}", name, i, Describe(v),
                                  FindDataType(tensor->type())->protocol, is_bool ? "true or false" : "numbers"));
     }
+    const auto at = static_cast<std::int64_t>(i);
     if (is_float) {
       floats[i] = static_cast<float>(v.GetDouble());
     } else {
-      tensor->SetFromDouble(static_cast<std::int64_t>(i), is_bool ? (v.GetBool() ? 1.0 : 0.0) : v.GetDouble());
+      tensor->SetFromDouble(at, is_bool ? (v.GetBool() ? 1.0 : 0.0) : v.GetDouble());
+    }
+    // JSON numbers are finite (the parser refuses 1e309), so an infinity here is a number beyond the
+    // datatype's largest (FP16 70000), which would otherwise reach the model as inf.
+    if (!is_bool && std::isinf(is_float ? floats[i] : tensor->AsDouble(at))) {
+      return ElementOutOfRange(name, i, Describe(v), tensor->type());
     }
   }
   return OkStatus();
@@ -385,11 +394,11 @@ Status DecodeRequestOptions(const JsonValue& root, InferRequest* request, Output
     encoding->all_binary = v->GetBool();
   }
   if (const JsonValue* v = Member(*params, "priority")) {
-    if (!v->IsInt64()) return Invalid("malformed request: parameter \"priority\" must be an integer");
+    if (!v->IsInt64()) return ParameterNotAnInteger("priority");
     request->priority = v->GetInt64();
   }
   if (const JsonValue* v = Member(*params, "timeout")) {
-    if (!v->IsInt64()) return Invalid("malformed request: parameter \"timeout\" must be an integer (microseconds)");
+    if (!v->IsInt64()) return ParameterNotAnInteger("timeout");
     request->timeout_us = v->GetInt64();
   }
   return OkStatus();

@@ -1,0 +1,25 @@
+#pragma once
+// What a request's values must be, shared by the HTTP and gRPC front ends so that both refuse the
+// same requests with the same words: integer parameters, and tensor elements that fit their datatype.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "ortkit/core/result.h"
+#include "ortkit/tensor/tensor.h"
+
+namespace ortkit::serve {
+
+/// kInvalidArgument for a request parameter that must be an integer and is not ("priority",
+/// "timeout"): `malformed request: parameter "priority" must be an integer`.
+Error ParameterNotAnInteger(std::string_view parameter);
+
+/// The values numeric `type` holds, for messages: "0..255" for UINT8, "-65504..65504" for FP16.
+std::string DataTypeRange(DataType type);
+
+/// kInvalidArgument for an element that does not fit its input's datatype, with the value as the
+/// client wrote it: `input 'x': element 1 is 256, outside UINT8's range 0..255`.
+Error ElementOutOfRange(std::string_view input, std::size_t element, std::string_view value, DataType type);
+
+}  // namespace ortkit::serve
