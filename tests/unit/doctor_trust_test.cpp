@@ -26,7 +26,8 @@ class DoctorTrust : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  DoctorReport Doctor(const char* text, const InputPlan& inputs = {}) {
+  Result<DoctorReport> TryDoctor(const char* text, const InputPlan& inputs = {},
+                                 std::vector<std::string> providers = {"cpu"}) {
     const fs::path path = dir_ / "model.onnx";
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     EXPECT_TRUE(testing::ParseModelText(text).SerializeToOstream(&out));
@@ -35,7 +36,11 @@ class DoctorTrust : public ::testing::Test {
     options.model = path;
     options.benchmark_runs = 2;
     options.inputs = inputs;
-    auto report = RunDoctor(*runtime_, options);
+    options.providers = std::move(providers);
+    return RunDoctor(*runtime_, options);
+  }
+  DoctorReport Doctor(const char* text, const InputPlan& inputs = {}) {
+    auto report = TryDoctor(text, inputs);
     EXPECT_TRUE(report.ok()) << report.error().message;
     return std::move(report).value();
   }
@@ -141,6 +146,99 @@ TEST_F(DoctorTrust, ExporterNamedOutputDimsAreANoteOnceTheSweepRunsThemAll) {
   EXPECT_EQ(unrelated->severity, Severity::kInfo);
   EXPECT_NE(unrelated->message.find("the sweep ran all"), std::string::npos) << unrelated->message;
   EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy);
+}
+
+// Every output a sequence (SplitToSequence): ortkit fetches tensors only, which is ortkit's limit, not the
+// model's defect. The model loads and runs; the note says its values were not checked.
+TEST_F(DoctorTrust, OutputsOrtkitDoesNotFetchAreANoteNotBroken) {
+  const auto report = Doctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[N, 3] x) => (seq(float[?, 3]) pieces) {
+      pieces = SplitToSequence <axis = 0> (x)
+    }
+  )");
+  EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
+  const Diagnosis* note = Find(report, "runtime.non-tensor-output");
+  ASSERT_NE(note, nullptr);
+  EXPECT_EQ(note->severity, Severity::kInfo);
+  EXPECT_NE(note->message.find("no output of the model is a tensor: 'pieces' is a sequence"), std::string::npos)
+      << note->message;
+  ASSERT_TRUE(report.providers[0].sweep);
+  EXPECT_TRUE(report.providers[0].sweep->Passed());
+}
+
+// A Loop's condition input: a synthesised false runs it 0 times and its scan output is empty, which looked like
+// an output dimension that does not follow the input. Booleans are synthesised true.
+TEST_F(DoctorTrust, ALoopRunsOnItsSynthesisedCondition) {
+  const auto report = Doctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (int64 M, bool cond, float[N, 3] init, float[N, 3] x) => (float[N, 3] final, float[K, N, 3] stacked) {
+      final, stacked = Loop (M, cond, init) <body = loop_body (int64 i, bool cond_in, float[N, 3] acc_in)
+                                                           => (bool cond_out, float[N, 3] acc_out, float[N, 3] scan_out) {
+        cond_out = Identity (cond_in)
+        acc_out = Add (acc_in, x)
+        scan_out = Identity (acc_out)
+      }>
+    }
+  )");
+  EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
+  EXPECT_EQ(Find(report, "sweep.output-dim-mismatch"), nullptr);
+}
+
+// Strings are numbers written as text: a Cast from string parses them (random words made it fail in stod).
+TEST_F(DoctorTrust, StringInputsParseAsNumbers) {
+  const auto report = Doctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (string[N] x) => (float[N] y) {
+      y = Cast <to = 1> (x)
+    }
+  )");
+  EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
+}
+
+// --dim and --shape the model cannot take are the user's mistake: an error with run's message, not a verdict.
+TEST_F(DoctorTrust, SizeFlagsTheModelCannotTakeAreUsageErrors) {
+  constexpr const char* kEncoder = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[batch, seq_len, 8] x) => (float[batch, seq_len, 8] y) {
+      y = Relu (x)
+    }
+  )";
+  InputPlan unknown_dim;
+  unknown_dim.dims["nosuch"] = 3;
+  auto report = TryDoctor(kEncoder, unknown_dim);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(report.error().message,
+            "--dim nosuch=3: no input has a dimension named 'nosuch'; symbolic dimensions: batch, seq_len");
+  InputPlan wrong_rank;
+  wrong_rank.shapes["x"] = {1, 2};
+  report = TryDoctor(kEncoder, wrong_rank);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(report.error().message, "--shape x=[1, 2]: the input has rank 3 (float32[batch, seq_len, 8])");
+  InputPlan fits;
+  fits.dims["batch"] = 2;
+  EXPECT_TRUE(TryDoctor(kEncoder, fits).ok());
+}
+
+// A provider this ONNX Runtime build lacks is the machine's fault: the model is not judged, and the report
+// says why (the runtime's refusal and the environment's diagnosis).
+TEST_F(DoctorTrust, AnUnavailableProviderIsTheEnvironmentNotTheModel) {
+  if (CheckProviderAvailable("cuda").ok()) GTEST_SKIP() << "this ONNX Runtime build has CUDA";
+  auto report = TryDoctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[batch, 8] x) => (float[batch, 8] y) {
+      y = Relu (x)
+    }
+  )",
+                          {}, {"cuda"});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->unavailable_provider, "cuda");
+  EXPECT_FALSE(report->check.has_value());
+  EXPECT_TRUE(report->providers.empty());
+  EXPECT_NE(Find(*report, "runtime.provider-unavailable"), nullptr) << nlohmann::json(report->diagnoses).dump();
+  EXPECT_NE(Find(*report, "env.provider-not-built"), nullptr) << nlohmann::json(report->diagnoses).dump();
 }
 
 }  // namespace

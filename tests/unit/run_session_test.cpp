@@ -88,3 +88,32 @@ TEST(RunSession, OutputsThatContradictTheirDeclarationAreNamed) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// A model whose every output is a sequence (SplitToSequence) still runs: ONNX Runtime needs an output to fetch,
+// so ortkit fetches the sequence and drops it. A failing run still fails.
+TEST(RunSession, AModelWithoutTensorOutputsStillRuns) {
+  auto runtime = Runtime::Create().value();
+  testing::TempDir dir;
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    split (float[N, 3] x) => (seq(float[?, 3]) pieces) {
+      pieces = SplitToSequence <axis = 0> (x)
+    }
+  )");
+  auto session = Session::Create(*runtime, dir.WriteModel("split.onnx", model), SessionConfig{});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {4, 3}).value()});
+  auto outputs = RunSession(**session, RunRequest{inputs, {}});
+  ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+  EXPECT_TRUE(outputs->empty());
+
+  inputs[0].tensor = Tensor::Zeros(DataType::kFloat32, {4, 5}).value();
+  EXPECT_FALSE(RunSession(**session, RunRequest{inputs, {}}).ok());
+}
+
+}  // namespace
+}  // namespace ortkit

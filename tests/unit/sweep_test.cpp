@@ -1,5 +1,7 @@
 #include "ortkit/validate/sweep.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "test_models.h"
@@ -210,6 +212,43 @@ TEST_F(SweepTest, UnknownDimensionIsAnError) {
   EXPECT_NE(report.error().message.find("sequence"), std::string::npos) << report.error().message;
   EXPECT_FALSE(ParseSweepAxis("batch=1,x").ok());
   EXPECT_FALSE(ParseSweepAxis("batch").ok());
+}
+
+// Four dynamic axes, each alone given a large size of 64 or 256: together 64 x 256 x 256 x 256 floats, 4 GiB.
+// The largest cell (every axis at its largest) is kept within the budget, and the report says what was shrunk.
+TEST_F(SweepTest, AutoAxesKeepTheLargestCellWithinTheBudgetForAnyNumberOfAxes) {
+  Load(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[a, b, c, d] x) => (float[a, b, c, d] y) {
+      y = Relu (x)
+    }
+  )");
+  SweepOptions options;
+  auto report = RunSweep(*session_, model_, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->axes.size(), 4u);
+  std::int64_t largest = 4;  // float32 bytes
+  for (const auto& axis : report->axes) {
+    EXPECT_EQ(axis.values.front(), 1) << axis.dim;
+    EXPECT_GT(axis.values.back(), 4) << axis.dim;  // a large size is still swept on every axis
+    largest *= axis.values.back();
+  }
+  EXPECT_LE(static_cast<std::uint64_t>(largest) * 64, options.memory_budget_bytes);
+  const bool said = std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& note) {
+    return note.find("stays within the memory budget of 1.0 GiB") != std::string::npos &&
+           note.find("'b' up to") != std::string::npos && note.find("(alone 256)") != std::string::npos;
+  });
+  EXPECT_TRUE(said) << ::testing::PrintToString(report->notes);
+  EXPECT_TRUE(report->Passed());
+
+  // One axis alone keeps the large size it had: nothing to shrink, nothing said.
+  const std::vector<TensorSpec> one = {
+      TensorSpec{"x", true, DataType::kFloat32, {DimSpec{-1, "batch"}, DimSpec{64, ""}}}};
+  std::vector<std::string> notes;
+  const auto axes = ChooseAutoAxes(one, InputPlan{}, options.memory_budget_bytes, {}, {}, {}, &notes);
+  ASSERT_EQ(axes.size(), 1u);
+  EXPECT_EQ(axes[0].values, (std::vector<std::int64_t>{1, 4, 64}));
+  EXPECT_TRUE(notes.empty());
 }
 
 }  // namespace

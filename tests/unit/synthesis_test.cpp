@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ortkit/runtime/run.h"
+#include "ortkit/validate/prepared_inputs.h"
 #include "test_models.h"
 
 namespace ortkit {
@@ -243,6 +244,67 @@ TEST(ScalarSynthesis, IntegerScalarsAreNeverZeroAndSTFTRunsAtEverySeed) {
     auto outputs = RunSession(**session, RunRequest{*inputs, {}});
     EXPECT_TRUE(outputs.ok()) << outputs.error().message;
   }
+}
+
+}  // namespace
+}  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// Booleans are true (a mask keeps every position, a Loop condition lets the loop run) and strings are whole
+// numbers written as text, which a Cast from string parses; every seed gives the same kind of values.
+TEST(BoolAndStringSynthesis, BooleansAreTrueAndStringsAreNumbersAsText) {
+  const TensorSpec flags{"flags", true, DataType::kBool, {DimSpec{3, ""}, DimSpec{5, ""}}};
+  const TensorSpec words{"words", true, DataType::kString, {DimSpec{40, ""}}};
+  const TensorSpec word{"word", true, DataType::kString, {}};
+  for (std::uint64_t seed = 0; seed < 5; ++seed) {
+    InputPlan plan;
+    plan.seed = seed;
+    auto inputs = SynthesizeInputs({flags, words, word}, {}, plan);
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    for (std::int64_t i = 0; i < (*inputs)[0].tensor.element_count(); ++i)
+      EXPECT_EQ((*inputs)[0].tensor.AsDouble(i), 1) << "seed " << seed;
+    for (const auto& s : (*inputs)[1].tensor.strings()) {
+      ASSERT_EQ(s.size(), 1u) << s;
+      EXPECT_TRUE(s[0] >= '0' && s[0] <= '3') << s;
+    }
+    const std::string& scalar = (*inputs)[2].tensor.strings()[0];
+    EXPECT_TRUE(scalar == "1" || scalar == "2" || scalar == "3") << scalar;  // a count or a step is never 0
+  }
+}
+
+// --shape and --dim size synthesised inputs: for an input read from a file they are refused, not ignored.
+TEST(FileInputSizes, ShapeAndDimFlagsForAFileInputAreRefused) {
+  const std::vector<TensorSpec> specs = {
+      TensorSpec{"x", true, DataType::kFloat32, {DimSpec{-1, "batch"}, DimSpec{-1, "seq_len"}, DimSpec{64, ""}}},
+      TensorSpec{"mask", true, DataType::kInt64, {DimSpec{-1, "batch"}, DimSpec{-1, "seq_len"}}}};
+  PreparedInputs prepared;
+  prepared.tensors.push_back({"x", Tensor::Zeros(DataType::kFloat32, {2, 5, 64}).value()});
+  prepared.sources.push_back({"x", "file in/x.npy", true});
+  prepared.tensors.push_back({"mask", Tensor::Zeros(DataType::kInt64, {2, 5}).value()});
+  prepared.sources.push_back({"mask", "synthesised: a mask: all ones", false});
+
+  InputPlan plan;
+  EXPECT_TRUE(CheckSizesOfFileInputs(plan, specs, prepared).ok());
+  plan.dims["batch"] = 2;  // what the file holds: nothing to refuse
+  EXPECT_TRUE(CheckSizesOfFileInputs(plan, specs, prepared).ok());
+  plan.dims["batch"] = 3;
+  auto refused = CheckSizesOfFileInputs(plan, specs, prepared);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(refused.error().message,
+            "--dim batch=3: input 'x' is read from a file in/x.npy (float32[2, 5, 64]), where dimension 0 ('batch') "
+            "is 2; --shape and --dim size synthesised inputs, not inputs read from files");
+  plan.dims.clear();
+  plan.shapes["x"] = {3, 5, 64};
+  refused = CheckSizesOfFileInputs(plan, specs, prepared);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--shape x=[3, 5, 64]: input 'x' is read from a file in/x.npy"),
+            std::string::npos)
+      << refused.error().message;
+  plan.shapes = {{"mask", {2, 5}}};  // a synthesised input takes its --shape
+  EXPECT_TRUE(CheckSizesOfFileInputs(plan, specs, prepared).ok());
 }
 
 }  // namespace

@@ -62,6 +62,12 @@ void PrintText(const CheckReport& report, const Style& style) {
   const std::string verdict = report.Passed() ? style.Green("PASS") : style.Red("FAIL");
   out += fmt::format("{}: {} error{}, {} warning{}{}\n", verdict, errors, errors == 1 ? "" : "s", warnings,
                      warnings == 1 ? "" : "s", report.strict ? " (--strict: warnings fail)" : "");
+  if (report.provider_unavailable) {
+    out +=
+        style.Dim(fmt::format("the {} provider cannot run on this machine: the load layer was not checked (exit "
+                              "2); `ortkit env --provider {}` says why, --no-runtime checks the rest alone\n",
+                              report.provider, report.provider));
+  }
   if (const auto hint = FixHint(all, report.model_path); !hint.empty()) out += style.Dim("next: " + hint) + "\n";
   std::fputs(out.c_str(), stdout);
 }
@@ -90,7 +96,8 @@ int Run(CheckFlags& flags) {
   } else {
     PrintText(report, Style::ForStream(stdout));
   }
-  if (report.io_error) return kExitUsage;
+  // An unavailable provider is this machine's fault, not the model's: a usage error, as in run and validate.
+  if (report.io_error || report.provider_unavailable) return kExitUsage;
   return report.Passed() ? kExitOk : kExitFindings;
 }
 
@@ -103,6 +110,15 @@ CLI::Validator TargetOrtValidator() {
         return fmt::format("ONNX Runtime '{}' is not in ortkit's table; it knows {}", value, KnownOrtReleases());
       },
       "X.Y");
+}
+
+CLI::Validator SeedValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : fmt::format("'{}' is not a seed: give a whole number from 0", value);
+      },
+      "UINT");
 }
 
 void RegisterCheck(CLI::App& app, int& exit_code) {

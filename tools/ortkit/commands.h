@@ -36,6 +36,9 @@ constexpr int ExitCodeFor(ErrorKind kind) {
 /// message lists them. Shared by every command that takes --target-ort.
 CLI::Validator TargetOrtValidator();
 
+/// Accepts a seed: a whole number from 0 (CLI11 would otherwise wrap -1 into an unsigned seed).
+CLI::Validator SeedValidator();
+
 void RegisterInspect(CLI::App& app, int& exit_code);
 void RegisterCheck(CLI::App& app, int& exit_code);
 void RegisterExplain(CLI::App& app, int& exit_code);

@@ -3,11 +3,13 @@
 #include <filesystem>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "doctor_render.h"
 #include "input_flags.h"
+#include "model_session.h"
 #include "ortkit/doctor/doctor.h"
 #include "terminal.h"
 
@@ -55,6 +57,14 @@ int Run(const DoctorFlags& flags) {
   if (!report.ok()) {
     std::fprintf(stderr, "ortkit doctor: %s\n", report.error().message.c_str());
     return ExitCodeFor(report.error().kind);
+  }
+  if (!report->unavailable_provider.empty()) {
+    // This machine's fault, not the model's: said as run and validate say it, with what the environment says.
+    ReportFailure("doctor", report->diagnoses,
+                  fmt::format("the {} execution provider cannot run on this machine, so the model was not examined",
+                              report->unavailable_provider),
+                  format);
+    return kExitUsage;
   }
   if (format == Format::kJson) {
     std::cout << JsonText(report->ToJson()) << "\n";

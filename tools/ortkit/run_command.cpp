@@ -84,6 +84,13 @@ int RunOnce(const RunFlags& flags, OpenedModel& opened, Format format, RunResult
     ReportFailure("run", {}, prepared.error().message, format);
     return kExitUsage;
   }
+  // --shape and --dim would be ignored for an input read from a file: refused rather than dropped in silence.
+  if (auto plan = ParsePlan(input_flags); plan.ok()) {
+    if (auto sized = CheckSizesOfFileInputs(*plan, opened.inputs, *prepared); !sized.ok()) {
+      ReportFailure("run", {}, sized.error().message, format);
+      return kExitUsage;
+    }
+  }
   result.inputs = std::move(prepared).value();
   const auto start = std::chrono::steady_clock::now();
   auto outputs = RunSession(*opened.session, RunRequest{result.inputs.tensors, {}});
@@ -123,6 +130,7 @@ void PrintJson(const RunFlags& flags, const RunResult& result) {
                               {"shape", prepared.tensors[i].tensor.shape()},
                               {"source", prepared.sources[i].source}});
   }
+  json["outputs"] = nlohmann::json::array();
   for (const auto& out : result.outputs) {
     const TensorStats s = ComputeStats(out.tensor);
     json["outputs"].push_back({{"name", out.name},
@@ -161,7 +169,7 @@ void PrintText(const RunFlags& flags, const RunResult& result) {
   }
   out += in_table.Render(style);
   for (const auto& note : result.size_notes) out += style.Dim(fmt::format("  sizes found by running: {}\n", note));
-  out += "\n" + out_table.Render(style);
+  if (!result.outputs.empty()) out += "\n" + out_table.Render(style);
   for (const auto& spec : result.not_fetched) {
     out +=
         style.Dim(fmt::format("  output '{}' is a sequence, map or optional (a ZipMap of class "

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -68,6 +69,22 @@ Result<ToleranceRules> ParseTolerance(const ValidateFlags& flags) {
   }
   ORTKIT_RETURN_IF_ERROR(rules.Validate());
   return rules;
+}
+
+// --per-output names outputs of the model: a misspelt name would leave the tolerance it sets unused.
+Status CheckPerOutputNames(const ToleranceRules& rules, const std::vector<TensorSpec>& outputs) {
+  for (const auto& [name, tolerance] : rules.per_output) {
+    const bool known =
+        std::any_of(outputs.begin(), outputs.end(), [&wanted = name](const TensorSpec& o) { return o.name == wanted; });
+    if (known) continue;
+    std::vector<std::string> names;
+    names.reserve(outputs.size());
+    for (const auto& o : outputs) names.push_back(o.name);
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--per-output {}:{}:{}: the model has no output named '{}'; its outputs are: {}", name,
+                                 tolerance.atol, tolerance.rtol, name, fmt::join(names, ", ")));
+  }
+  return OkStatus();
 }
 
 // --sweep NAME=V1,V2 ... or auto; without --reference the sweep runs in auto mode.
@@ -161,6 +178,10 @@ int Run(const ValidateFlags& flags) {
   int exit_code = kExitOk;
   auto opened = OpenModel(flags.model, options->session, format, "validate", &exit_code);
   if (!opened.ok()) return exit_code;
+  if (auto named = CheckPerOutputNames(options->tolerance, opened->outputs); !named.ok()) {
+    ReportFailure("validate", {}, named.error().message, format);
+    return kExitUsage;
+  }
   auto sources = ParseSources(flags.inputs);
   // Only the cross-check and the sweep use the inputs: without them bad --dim flags go unread, as ever.
   if (!sources.ok() && (options->sweep || !options->compare.empty()))

@@ -45,7 +45,10 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style,
     indented_notes += indent.substr(2) + notes.substr(start, end - start + 1);
     start = end + 1;
   }
-  return table.Render(style, indent) + (notes.empty() ? "" : "\n" + indented_notes);
+  // A model without tensor outputs (a ZipMap alone): nothing compared, said rather than an empty table.
+  const std::string compared =
+      report.outputs.empty() ? indent + style.Dim("no tensor output to compare") + "\n" : table.Render(style, indent);
+  return compared + (notes.empty() ? "" : "\n" + indented_notes);
 }
 
 // The batch axis, and why the sweep covers the sizes it does: the model's own limits, found by running it.
@@ -164,6 +167,12 @@ std::string DescribeSidePlacement(const SidePlacement& placement) {
 
 std::string RenderValidateSteps(const ValidateReport& report, const Style& style) {
   std::string text;
+  for (const auto& name : report.not_compared) {
+    text +=
+        style.Dim(fmt::format("  note: output '{}' is a sequence, map or optional: computed in every run, its "
+                              "values not compared (ortkit compares tensor outputs only)\n",
+                              name));
+  }
   if (report.reference) text += RenderReference(*report.reference, report.reference_path.string(), style);
   if (report.cross_check || report.cross_check_error) text += RenderCrossCheck(report, style);
   for (const auto& localization : report.localizations) text += RenderLocalization(localization, style);

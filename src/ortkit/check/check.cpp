@@ -65,7 +65,9 @@ void SkipAfterUnreadableFile(Runtime* runtime, const CheckOptions& options, bool
     if (!session.ok()) {
       Location where;
       where.file = options.model_path.string();
-      auto d = TranslateRuntimeError(session.error().message, where);
+      report.provider_unavailable = session.error().kind == ErrorKind::kUnavailable;
+      auto d = report.provider_unavailable ? TranslateSessionError(session.error(), where)
+                                           : TranslateRuntimeError(session.error().message, where);
       diagnoses.push_back(std::move(d));
     }
     report.layers.push_back(Finish("runtime", std::move(diagnoses)));
@@ -99,12 +101,14 @@ std::string DropRepeatedFindings(std::vector<Diagnosis>& diagnoses, const std::v
 }
 
 // Whether ONNX Runtime creates a session for the file, its refusal said once across the layers.
-LayerReport RuntimeLayer(Runtime& runtime, const CheckOptions& options, const std::vector<LayerReport>& earlier) {
+LayerReport RuntimeLayer(Runtime& runtime, const CheckOptions& options, const std::vector<LayerReport>& earlier,
+                         bool& provider_unavailable) {
   auto session = CreateSession(runtime, options);
   std::vector<Diagnosis> diagnoses;
   if (!session.ok()) {
     Location where;
     where.file = options.model_path.string();
+    provider_unavailable = session.error().kind == ErrorKind::kUnavailable;
     diagnoses.push_back(TranslateSessionError(session.error(), where));
   }
   const std::string repeated = DropRepeatedFindings(diagnoses, earlier);
@@ -178,7 +182,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   load.model.reset();
 
   if (options.load_runtime && runtime != nullptr) {
-    report.layers.push_back(RuntimeLayer(*runtime, options, report.layers));
+    report.layers.push_back(RuntimeLayer(*runtime, options, report.layers, report.provider_unavailable));
   } else {
     report.layers.push_back(Skipped("runtime", "not requested"));
   }
@@ -197,6 +201,7 @@ void to_json(nlohmann::json& json, const CheckReport& report) {
           {"provider", report.provider},
           {"strict", report.strict},
           {"verdict", report.Passed() ? "pass" : "fail"},
+          {"provider_unavailable", report.provider_unavailable},
           {"counts",
            {{"error", report.CountOf(Severity::kError)},
             {"warning", report.CountOf(Severity::kWarning)},

@@ -38,6 +38,9 @@ struct CheckReport {
   std::string provider;
   std::vector<LayerReport> layers;
   bool io_error = false;  ///< the file could not be read at all
+  /// The runtime layer could not create a session because the provider cannot run on this machine (not in
+  /// this ONNX Runtime build, or its libraries do not load): the environment's fault, not the model's.
+  bool provider_unavailable = false;
   bool strict = false;
 
   /// Every diagnosis of every layer, most severe first.

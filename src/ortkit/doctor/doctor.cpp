@@ -358,6 +358,7 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
   file.file = layout.model.string();
   auto session = Session::Create(runtime, layout.model, config);
   if (!session.ok()) {
+    report.unavailable = session.error().kind == ErrorKind::kUnavailable;
     diagnoses.push_back(TranslateSessionError(session.error(), file));
     report.notes.push_back("not loaded: " + session.error().message);
     return;
@@ -422,21 +423,88 @@ DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses) {
   return DoctorVerdict::kBroken;
 }
 
-// A provider other than the CPU that did not load: the environment says why (not compiled in, a missing
-// CUDA library, no GPU), as `ortkit env --provider NAME` does.
-void AddEnvironmentFindings(Runtime& runtime, const DoctorReport& report, std::vector<Diagnosis>& diagnoses) {
-  for (const auto& provider : report.providers) {
-    if (provider.provider == "cpu" || provider.loaded) continue;
-    EnvironmentOptions env;
-    env.skip_python = true;
-    env.provider = provider.provider;
-    for (auto& d : InspectEnvironment(runtime, env).diagnoses) {
-      const bool said =
-          std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& o) { return o.code == d.code; });
-      if (!said) diagnoses.push_back(std::move(d));
-    }
+namespace {
+
+// What the environment says about `provider` (not compiled in, a missing CUDA library, no GPU), as `ortkit env
+// --provider NAME` does, less the codes already said.
+void AddEnvironmentFindings(Runtime& runtime, const std::string& provider, std::vector<Diagnosis>& diagnoses) {
+  EnvironmentOptions env;
+  env.skip_python = true;
+  env.provider = provider;
+  for (auto& d : InspectEnvironment(runtime, env).diagnoses) {
+    const bool said =
+        std::any_of(diagnoses.begin(), diagnoses.end(), [&](const Diagnosis& o) { return o.code == d.code; });
+    if (!said) diagnoses.push_back(std::move(d));
   }
 }
+
+// A provider other than the CPU that did not load: the environment says why.
+void AddEnvironmentFindings(Runtime& runtime, const DoctorReport& report, std::vector<Diagnosis>& diagnoses) {
+  for (const auto& provider : report.providers) {
+    if (provider.provider != "cpu" && !provider.loaded) AddEnvironmentFindings(runtime, provider.provider, diagnoses);
+  }
+}
+
+// A provider this machine cannot run: the environment's fault, so the model is not judged; the report holds
+// why the provider failed and what the environment says about it.
+DoctorReport UnavailableProvider(Runtime& runtime, const std::string& provider, std::vector<Diagnosis> why,
+                                 DoctorReport report) {
+  report.unavailable_provider = provider;
+  AddEnvironmentFindings(runtime, provider, why);
+  SortBySeverity(why);
+  report.verdict = VerdictOf(why);
+  report.diagnoses = std::move(why);
+  return report;
+}
+
+// The --dim and --shape flags against the inputs the file declares, before anything runs: a flag the model
+// cannot take is the user's mistake, said as `run` says it, not a finding about the model. A file that does
+// not parse is left to the check, which says why.
+Status CheckPlanAgainstFile(const fs::path& model, const InputPlan& plan) {
+  if (model.empty() || (plan.dims.empty() && plan.shapes.empty())) return OkStatus();
+  const ModelLoad load = LoadModelFile(model);
+  if (load.model == nullptr) return OkStatus();
+  return ValidatePlan(plan, NameUnnamedAxes(DeclaredInputs(*load.model->proto)));
+}
+
+const char* KindOfValue(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kSequenceType: return "a sequence";
+    case onnx::TypeProto::kMapType: return "a map";
+    case onnx::TypeProto::kOptionalType: return "an optional";
+    case onnx::TypeProto::kSparseTensorType: return "a sparse tensor";
+    default: return nullptr;
+  }
+}
+
+// Outputs ortkit does not fetch (sequences, maps, optionals) are computed in every run, but nothing checks their
+// values: said as a note, so that a model that loads and runs is neither called broken for ortkit's limit nor
+// healthy without saying what was not looked at.
+void AddNonTensorOutputs(const onnx::ModelProto& proto, const std::string& file, std::vector<Diagnosis>& diagnoses) {
+  std::vector<std::string> described;
+  std::string first;
+  for (const auto& out : proto.graph().output()) {
+    if (const char* kind = KindOfValue(out.type())) {
+      described.push_back(fmt::format("'{}' is {}", out.name(), kind));
+      if (first.empty()) first = out.name();
+    }
+  }
+  if (described.empty()) return;
+  Location where;
+  where.file = file;
+  where.output = first;
+  const bool all = static_cast<int>(described.size()) == proto.graph().output_size();
+  diagnoses.push_back(Diagnose(
+      "runtime.non-tensor-output",
+      fmt::format("{}{}: ortkit fetches tensor outputs only, so {} computed in every run but not compared or swept; "
+                  "the runs show that the model loads and runs, not that {} right",
+                  all ? "no output of the model is a tensor: " : "", fmt::join(described, ", "),
+                  described.size() == 1 ? "it was" : "they were",
+                  described.size() == 1 ? "its values are" : "their values are"),
+      where));
+}
+
+}  // namespace
 
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
   if (options.providers.empty()) return MakeError(ErrorKind::kInvalidArgument, "no provider given");
@@ -452,10 +520,19 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
                      fmt::format("the reference '{}' does not exist", options.reference.string()));
   }
   const Layout layout = Resolve(options);
+  ORTKIT_RETURN_IF_ERROR(CheckPlanAgainstFile(layout.model, options.inputs));
   DoctorReport report;
   report.model_path = layout.model.string();
   report.reference_path = layout.reference.string();
   report.reference_from_export = layout.reference_from_export;
+  // A provider missing from this ONNX Runtime build is known before anything runs.
+  for (const auto& name : options.providers) {
+    if (auto available = CheckProviderAvailable(name); !available.ok()) {
+      Location where;
+      where.file = layout.model.string();
+      return UnavailableProvider(runtime, name, {TranslateSessionError(available.error(), where)}, std::move(report));
+    }
+  }
   std::vector<Diagnosis> diagnoses;
 
   if (!layout.export_json.empty()) {
@@ -480,6 +557,14 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
     check_options.target_ort = options.target_ort;
     report.check = RunCheck(&runtime, check_options);
     report.io_error = report.check->io_error;
+    if (report.check->provider_unavailable) {
+      // Its libraries did not load: the runtime layer says why.
+      std::vector<Diagnosis> why;
+      for (const auto& layer : report.check->layers) {
+        if (layer.name == "runtime") why = layer.diagnoses;
+      }
+      return UnavailableProvider(runtime, options.providers.front(), std::move(why), std::move(report));
+    }
     auto found = report.check->AllDiagnoses();
     diagnoses.insert(diagnoses.end(), found.begin(), found.end());
     // Running needs a model the runtime loads; the check's layers already say why not otherwise.
@@ -495,6 +580,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
         } else {
           std::vector<Diagnosis> found_here;
           RunProvider(runtime, options, layout, *load.model->proto, report.export_record, provider, found_here);
+          if (provider.unavailable) return UnavailableProvider(runtime, name, std::move(found_here), std::move(report));
           if (options.providers.size() > 1) {
             for (auto& d : found_here) d.message = fmt::format("[{}] {}", name, d.message);
           }
@@ -504,6 +590,8 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
         if (provider.sweep) SettleOutputDimNames(*provider.sweep, diagnoses);
         report.providers.push_back(std::move(provider));
       }
+      if (std::any_of(report.providers.begin(), report.providers.end(), [](const auto& p) { return p.loaded; }))
+        AddNonTensorOutputs(*load.model->proto, layout.model.string(), diagnoses);
     }
     AddEnvironmentFindings(runtime, report, diagnoses);
   }

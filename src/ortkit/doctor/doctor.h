@@ -65,6 +65,9 @@ struct ProviderReport {
   std::optional<SweepReport> sweep;
   std::optional<LatencySummary> latency;
   std::vector<std::string> notes;  ///< steps that could not run here, and why
+  /// Not loaded because the provider cannot run on this machine (not in this ONNX Runtime build, or its
+  /// libraries do not load), rather than because the runtime refuses the model.
+  bool unavailable = false;
 };
 
 struct DoctorReport {
@@ -77,6 +80,11 @@ struct DoctorReport {
   std::vector<Diagnosis> diagnoses;  ///< every finding once, most severe first
   DoctorVerdict verdict = DoctorVerdict::kHealthy;
   bool io_error = false;  ///< the model path could not be read at all
+  /// A requested provider that cannot run on this machine (not in this ONNX Runtime build, or its libraries
+  /// do not load): the environment's fault, not the model's, so the chain stops and the model is not judged.
+  /// `diagnoses` then say why (runtime.provider-unavailable and what the environment says, env.*), and
+  /// `verdict` means nothing. Empty when every provider could be tried.
+  std::string unavailable_provider;
 
   nlohmann::json ToJson() const;
 };
@@ -85,7 +93,9 @@ struct DoctorReport {
 DoctorVerdict VerdictOf(const std::vector<Diagnosis>& diagnoses);
 
 /// Runs the chain. Errors only for bad options (an unknown provider name, a reference path that does
-/// not exist); everything wrong with the model or its runs is a diagnosis in the report.
+/// not exist, a --dim or --shape the model's inputs do not have, checked against the file before anything
+/// runs: the message is ValidatePlan's, as `run` gives it); everything wrong with the model or its runs is
+/// a diagnosis in the report. A provider this machine cannot run is report.unavailable_provider.
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options);
 
 }  // namespace ortkit

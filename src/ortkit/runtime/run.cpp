@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -128,26 +129,42 @@ Status CheckInputs(std::span<const NamedTensor> inputs, const std::vector<Tensor
   return OkStatus();
 }
 
+namespace {
+
+TensorSpec SpecFromValueInfo(const onnx::ValueInfoProto& value) {
+  TensorSpec spec;
+  spec.name = value.name();
+  spec.is_tensor = value.type().has_tensor_type();
+  if (spec.is_tensor) {
+    spec.type = static_cast<DataType>(value.type().tensor_type().elem_type());
+    for (const auto& dim : value.type().tensor_type().shape().dim()) {
+      DimSpec d;
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        d.value = dim.dim_value();
+      } else if (dim.has_dim_param() && !IsPlaceholderName(dim.dim_param())) {
+        d.symbol = dim.dim_param();
+      }
+      spec.dims.push_back(std::move(d));
+    }
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::vector<TensorSpec> DeclaredInputs(const onnx::ModelProto& model) {
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  std::vector<TensorSpec> specs;
+  for (const auto& in : model.graph().input()) {
+    if (!initializers.count(in.name())) specs.push_back(SpecFromValueInfo(in));
+  }
+  return specs;
+}
+
 std::vector<TensorSpec> DeclaredOutputs(const onnx::ModelProto& model) {
   std::vector<TensorSpec> specs;
-  for (const auto& out : model.graph().output()) {
-    TensorSpec spec;
-    spec.name = out.name();
-    spec.is_tensor = out.type().has_tensor_type();
-    if (spec.is_tensor) {
-      spec.type = static_cast<DataType>(out.type().tensor_type().elem_type());
-      for (const auto& dim : out.type().tensor_type().shape().dim()) {
-        DimSpec d;
-        if (dim.has_dim_value() && dim.dim_value() >= 0) {
-          d.value = dim.dim_value();
-        } else if (dim.has_dim_param() && !IsPlaceholderName(dim.dim_param())) {
-          d.symbol = dim.dim_param();
-        }
-        spec.dims.push_back(std::move(d));
-      }
-    }
-    specs.push_back(std::move(spec));
-  }
+  for (const auto& out : model.graph().output()) specs.push_back(SpecFromValueInfo(out));
   return specs;
 }
 
@@ -175,19 +192,23 @@ Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& 
   ORTKIT_ASSIGN_OR_RETURN(auto input_specs, DescribeInputs(session));
   ORTKIT_RETURN_IF_ERROR(CheckInputs(request.inputs, input_specs));
   std::vector<std::string> output_names = request.output_names;
+  // Outputs fetched only so that the model runs, not returned: sequences, maps and optionals.
+  std::size_t returned = 0;
   if (output_names.empty()) {
     // Every tensor output: a sequence or map output (skl2onnx's ZipMap probabilities) is left in the
-    // runtime, where it is computed all the same; fetching it would fail the whole run.
+    // runtime, where it is computed all the same. A model without tensor outputs (SplitToSequence, a
+    // ZipMap alone) still runs: ONNX Runtime needs an output to fetch, so its outputs are fetched and
+    // dropped, and the result is empty.
     ORTKIT_ASSIGN_OR_RETURN(auto output_specs, DescribeOutputs(session));
-    for (auto& s : output_specs) {
-      if (s.is_tensor) output_names.push_back(std::move(s.name));
+    for (const auto& s : output_specs) {
+      if (s.is_tensor) output_names.push_back(s.name);
     }
-    if (output_names.empty() && !output_specs.empty()) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("every output of the model is a sequence, map or optional ('{}', ...): ortkit "
-                                   "fetches tensor outputs only",
-                                   output_specs.front().name));
+    returned = output_names.size();
+    if (output_names.empty()) {
+      for (auto& s : output_specs) output_names.push_back(std::move(s.name));
     }
+  } else {
+    returned = output_names.size();
   }
   try {
     Ort::MemoryInfo memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
@@ -203,7 +224,7 @@ Result<std::vector<NamedTensor>> RunSession(Session& session, const RunRequest& 
     auto outputs = OrtSession(session).Run(Ort::RunOptions{nullptr}, input_names.data(), values.data(), values.size(),
                                            output_pointers.data(), output_pointers.size());
     std::vector<NamedTensor> result;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t i = 0; i < outputs.size() && i < returned; ++i) {
       ORTKIT_ASSIGN_OR_RETURN(Tensor t, FromOrtValue(outputs[i], output_names[i]));
       result.push_back({output_names[i], std::move(t)});
     }

@@ -24,9 +24,14 @@ Result<std::vector<TensorSpec>> DescribeOutputs(Session& session);
 
 struct RunRequest {
   std::span<const NamedTensor> inputs;
-  std::vector<std::string>
-      output_names;  ///< empty: every tensor output of the session (sequences and maps are not fetched)
+  /// Empty: every tensor output of the session (sequences, maps and optionals are computed, not returned;
+  /// a model with no tensor output runs all the same and returns no output).
+  std::vector<std::string> output_names;
 };
+
+/// The graph inputs a caller feeds, as the model file declares them (initializers listed as inputs left out,
+/// as ONNX Runtime leaves them out of a session's inputs): for checking --dim and --shape before any session.
+std::vector<TensorSpec> DeclaredInputs(const onnx::ModelProto& model);
 
 /// The graph outputs as the model file declares them (ONNX Runtime's session metadata may already
 /// hold its own inferred shapes instead). Non-tensor outputs have is_tensor false.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -187,6 +188,12 @@ std::optional<ValueHint> HintFor(const onnx::ValueInfoProto& input, const Observ
   return hint;
 }
 
+// "2" for 2, "-0.5" for -0.5: as Python's str() of a number would write it, without a trailing ".0".
+std::string NumberAsText(double v) {
+  if (v == std::floor(v) && std::abs(v) < 9.0e15) return fmt::format("{}", static_cast<std::int64_t>(v));
+  return fmt::format("{}", v);
+}
+
 }  // namespace
 
 std::map<std::string, ValueHint> AnalyzeInputValues(const onnx::ModelProto& model) {
@@ -342,33 +349,35 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
     std::mt19937_64 rng(plan.seed * 1000003u + std::hash<std::string>{}(spec.name));
     const ValueHint hint = hints.count(spec.name) ? hints.at(spec.name) : ValueHint{};
     const DataTypeInfo* info = FindDataType(spec.type);
-    if (t.is_string()) {
-      for (auto& s : t.strings()) s = "ortkit";
-    } else {
-      std::normal_distribution<double> normal(0.0, 1.0);
-      std::uniform_real_distribution<double> positive(0.1, 1.0);
-      // An integer scalar is often a step, a length or a count: 0 there makes some kernels divide
-      // by zero (ONNX Runtime's STFT with frame_step 0 dies of SIGFPE), so scalars start at 1.
-      std::uniform_int_distribution<std::int64_t> small(t.element_count() == 1 ? 1 : 0, 3);
-      std::bernoulli_distribution coin(0.5);
-      std::uniform_int_distribution<std::int64_t> index(0, std::max<std::int64_t>(0, hint.index_limit - 1));
-      for (std::int64_t i = 0; i < t.element_count(); ++i) {
-        double v;
-        switch (hint.kind) {
-          case ValueHint::Kind::kIndices: v = static_cast<double>(index(rng)); break;
-          case ValueHint::Kind::kOnes: v = 1; break;
-          case ValueHint::Kind::kChoice: v = hint.choice; break;
-          case ValueHint::Kind::kNormal:
-          default:
-            if (spec.type == DataType::kBool)
-              v = coin(rng) ? 1 : 0;
-            else if (info->is_float)
-              v = plan.positive_floats ? positive(rng) : normal(rng);
-            else
-              v = static_cast<double>(small(rng));
-        }
-        t.SetFromDouble(i, v);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> positive(0.1, 1.0);
+    // An integer scalar is often a step, a length or a count: 0 there makes some kernels divide
+    // by zero (ONNX Runtime's STFT with frame_step 0 dies of SIGFPE), so scalars start at 1.
+    std::uniform_int_distribution<std::int64_t> small(t.element_count() == 1 ? 1 : 0, 3);
+    std::uniform_int_distribution<std::int64_t> index(0, std::max<std::int64_t>(0, hint.index_limit - 1));
+    for (std::int64_t i = 0; i < t.element_count(); ++i) {
+      double v;
+      switch (hint.kind) {
+        case ValueHint::Kind::kIndices: v = static_cast<double>(index(rng)); break;
+        case ValueHint::Kind::kOnes: v = 1; break;
+        case ValueHint::Kind::kChoice: v = hint.choice; break;
+        case ValueHint::Kind::kNormal:
+        default:
+          // Booleans are true: a mask keeps every position and a Loop's condition lets the loop run (false
+          // runs it 0 times, and a healthy Loop then returns empty scan outputs).
+          if (spec.type == DataType::kBool)
+            v = 1;
+          else if (info != nullptr && info->is_float)
+            v = plan.positive_floats ? positive(rng) : normal(rng);
+          else
+            v = static_cast<double>(small(rng));
       }
+      // Strings are whole numbers written as text ("0" to "3"): a Cast from string parses them as a number
+      // of any type, and a label lookup treats them as unknown labels, as it would any other word.
+      if (t.is_string())
+        t.strings()[static_cast<std::size_t>(i)] = NumberAsText(v);
+      else
+        t.SetFromDouble(i, v);
     }
     out.push_back({spec.name, std::move(t)});
   }

@@ -1,8 +1,8 @@
 #pragma once
 // Inputs made up when the user gives none: shapes from --dim / --shape, values fit for each input
 // (floats from a seeded normal, embedding indices inside their table, masks of ones, control
-// scalars set to a value an If compares against). Never an input that makes the runtime read out
-// of bounds.
+// scalars set to a value an If compares against, booleans true, strings that are numbers written as
+// text). Never an input that makes the runtime read out of bounds.
 
 #include <cstdint>
 #include <map>

@@ -35,7 +35,7 @@ Status ReadNamedFile(const std::string& item, const TensorSpec& spec, GivenInput
         fmt::format("--input {}: the file holds {} tensors; NAME=FILE takes a file with one", item, tensors.size()));
   }
   tensors[0].name = spec.name;
-  given.sources.push_back({spec.name, "file " + path});
+  given.sources.push_back({spec.name, "file " + path, true});
   given.tensors.push_back(std::move(tensors[0]));
   return OkStatus();
 }
@@ -51,7 +51,7 @@ Status ReadTensorFile(const std::string& item, const std::vector<TensorSpec>& sp
                        fmt::format("--input {}: tensor '{}' is not an input of the model (inputs: {})", item, t.name,
                                    fmt::join(names, ", ")));
     }
-    given.sources.push_back({t.name, "file " + item});
+    given.sources.push_back({t.name, "file " + item, true});
     given.tensors.push_back(std::move(t));
   }
   return OkStatus();
@@ -103,7 +103,9 @@ std::string DescribeSynthesised(const TensorSpec& spec, const Tensor& tensor,
   if (hint != hints.end())
     source += hint->second.reason;
   else if (spec.type == DataType::kBool)
-    source += "random true/false";
+    source += "all true";
+  else if (spec.type == DataType::kString)
+    source += tensor.element_count() == 1 ? "a whole number in [1, 4) as text" : "whole numbers in [0, 4) as text";
   else if (FindDataType(spec.type) != nullptr && FindDataType(spec.type)->is_float)
     source += "normal(0, 1)";
   else
@@ -150,6 +152,34 @@ Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& described, c
     }
   }
   return prepared;
+}
+
+Status CheckSizesOfFileInputs(const InputPlan& plan, const std::vector<TensorSpec>& described,
+                              const PreparedInputs& prepared) {
+  const std::vector<TensorSpec> specs = NameUnnamedAxes(described);
+  constexpr const char* kOnlySynthesised = "--shape and --dim size synthesised inputs, not inputs read from files";
+  for (std::size_t i = 0; i < prepared.tensors.size() && i < prepared.sources.size(); ++i) {
+    if (!prepared.sources[i].from_file) continue;
+    const NamedTensor& given = prepared.tensors[i];
+    const TensorSpec* spec = FindSpec(specs, given.name);
+    if (spec == nullptr) continue;
+    const std::string read = fmt::format("input '{}' is read from a {} ({})", given.name, prepared.sources[i].source,
+                                         given.tensor.Describe());
+    if (auto shape = plan.shapes.find(given.name); shape != plan.shapes.end()) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("--shape {}={}: {}; {}", given.name,
+                                                                ShapeToString(shape->second), read, kOnlySynthesised));
+    }
+    const auto& shape = given.tensor.shape();
+    for (std::size_t d = 0; d < spec->dims.size() && d < shape.size(); ++d) {
+      const DimSpec& dim = spec->dims[d];
+      auto size = dim.fixed() || dim.symbol.empty() ? plan.dims.end() : plan.dims.find(dim.symbol);
+      if (size == plan.dims.end() || size->second == shape[d]) continue;
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--dim {}={}: {}, where dimension {} ('{}') is {}; {}", dim.symbol, size->second,
+                                   read, d, dim.symbol, shape[d], kOnlySynthesised));
+    }
+  }
+  return OkStatus();
 }
 
 Result<SettledSizes> SettleSizes(Session& session, const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,

@@ -29,6 +29,7 @@ struct InputSources {
 struct PreparedInput {
   std::string name;
   std::string source;  ///< "file x.npy", "synthesised: indices into 'emb' (100 rows)", "synthesised: normal(0, 1)"
+  bool from_file = false;
 };
 
 struct PreparedInputs {
@@ -42,6 +43,13 @@ struct PreparedInputs {
 /// hints (indices, masks) and the negative sizes the file declares.
 Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
                                      const InputSources& sources);
+
+/// Whether the plan's sizes apply to the inputs `prepared` holds: --shape and --dim size synthesised inputs,
+/// so a --shape for an input read from a file, or a --dim other than the size a file gives that dimension,
+/// is refused (kInvalidArgument naming the flag, the input, the file and its shape) rather than ignored.
+/// `specs` are the session's inputs, as given to PrepareInputs.
+Status CheckSizesOfFileInputs(const InputPlan& plan, const std::vector<TensorSpec>& specs,
+                              const PreparedInputs& prepared);
 
 /// Sizes found by running, for the dimensions the plan leaves open.
 struct SettledSizes {

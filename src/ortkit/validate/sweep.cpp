@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
+#include "ortkit/core/units.h"
 #include "ortkit/diagnose/runtime_messages.h"
 
 namespace ortkit {
@@ -260,13 +261,69 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs) {
   return candidate;
 }
 
+namespace {
+
+/// One automatic axis before its values are settled.
+struct AutoAxis {
+  std::string symbol;
+  std::int64_t least = 1;
+  std::int64_t typical = 1;
+  std::int64_t large = 1;
+  std::int64_t chosen_alone = 1;  ///< the large size chosen with every other axis at its typical size
+};
+
+// Activations are assumed to take up to 64x the input bytes: a rough bound that keeps a cell inside the
+// budget for common encoders and CNNs.
+constexpr std::uint64_t kActivationFactor = 64;
+
+// The grid's largest cell holds every axis at its large size, each chosen with the others at their typical
+// sizes: together they may overflow the budget (a Relu over four dynamic axes, 64 x 256 x 256 x 256 floats,
+// is 4 GiB). The large size furthest above its typical one is halved, again and again, until that cell fits
+// or every axis is back at its typical size. Says what it shrank in `notes`.
+void KeepLargestCellInBudget(const std::vector<TensorSpec>& inputs, const InputPlan& plan,
+                             std::uint64_t memory_budget_bytes, std::vector<AutoAxis>& axes,
+                             std::vector<std::string>* notes) {
+  auto largest_cell = [&] {
+    InputPlan cell = plan;
+    for (const auto& axis : axes) cell.dims[axis.symbol] = axis.large;
+    return InputBytes(inputs, cell);
+  };
+  const std::uint64_t most = memory_budget_bytes / kActivationFactor;
+  while (largest_cell() > most) {
+    AutoAxis* widest = nullptr;
+    for (auto& axis : axes) {
+      if (axis.large <= axis.typical) continue;
+      // large / typical above widest's: compared as products, both sides positive.
+      if (widest == nullptr || axis.large * widest->typical > widest->large * axis.typical) widest = &axis;
+    }
+    if (widest == nullptr) break;
+    widest->large = std::max(widest->typical, widest->large / 2);
+  }
+  std::vector<std::string> shrunk;
+  for (const auto& axis : axes) {
+    if (axis.large < axis.chosen_alone)
+      shrunk.push_back(fmt::format("'{}' up to {} (alone {})", axis.symbol, axis.large, axis.chosen_alone));
+  }
+  if (notes != nullptr && !shrunk.empty()) {
+    notes->push_back(fmt::format(
+        "large sizes lowered so that the largest cell (every axis at its largest) stays within the memory budget of {} "
+        "(inputs x {} for activations): {}",
+        HumanBytes(memory_budget_bytes), kActivationFactor, fmt::join(shrunk, ", ")));
+  }
+}
+
+}  // namespace
+
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
                                       std::uint64_t memory_budget_bytes,
                                       const std::map<std::string, std::int64_t>& max_sizes,
                                       const std::map<std::string, std::int64_t>& typical_sizes,
-                                      const std::map<std::string, std::int64_t>& min_sizes) {
-  std::vector<SweepAxis> axes;
+                                      const std::map<std::string, std::int64_t>& min_sizes,
+                                      std::vector<std::string>* notes) {
+  std::vector<AutoAxis> chosen;
   const std::string batch = DetectBatchDim(inputs);
+  InputPlan typical_plan = base;
+  for (const auto& [dim, size] : typical_sizes) typical_plan.dims.emplace(dim, size);
   for (const auto& symbol : SymbolsInOrder(inputs)) {
     if (base.dims.count(symbol) || base.dim_sums.count(symbol)) continue;  // fixed by the user, or a sum of others
     // Only in inputs whose whole shape the user gave (--shape): sweeping it would change nothing.
@@ -291,21 +348,23 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
       std::erase_if(large_candidates, [&](std::int64_t c) { return c > most; });
       large_candidates.insert(large_candidates.begin(), most);
     }
-    // Activations are assumed to take up to 64x the input bytes: a rough bound that keeps
-    // the largest cell inside the budget for common encoders and CNNs.
     std::int64_t large = typical;
     for (std::int64_t candidate : large_candidates) {
-      InputPlan plan = base;
-      for (const auto& [dim, size] : typical_sizes) plan.dims.emplace(dim, size);
+      InputPlan plan = typical_plan;
       plan.dims[symbol] = candidate;
-      if (InputBytes(inputs, plan) * 64 <= memory_budget_bytes) {
+      if (InputBytes(inputs, plan) * kActivationFactor <= memory_budget_bytes) {
         large = candidate;
         break;
       }
     }
-    SweepAxis axis{symbol, {least}};
-    if (typical > least) axis.values.push_back(typical);
-    if (large > typical) axis.values.push_back(large);
+    chosen.push_back(AutoAxis{symbol, least, typical, std::max(large, typical), std::max(large, typical)});
+  }
+  KeepLargestCellInBudget(inputs, typical_plan, memory_budget_bytes, chosen, notes);
+  std::vector<SweepAxis> axes;
+  for (const auto& c : chosen) {
+    SweepAxis axis{c.symbol, {c.least}};
+    if (c.typical > c.least) axis.values.push_back(c.typical);
+    if (c.large > c.typical) axis.values.push_back(c.large);
     axes.push_back(std::move(axis));
   }
   return axes;
@@ -356,8 +415,8 @@ void ChooseAxes(Session& session, const ShapeSearch& search, const std::map<std:
   for (const auto& f : search.findings) {
     if (f.at_least > 0) least[f.dim] = f.at_least;
   }
-  report.axes =
-      ChooseAutoAxes(search.specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown, least);
+  report.axes = ChooseAutoAxes(search.specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown,
+                               least, &report.notes);
   if (search.runs) NarrowExtremes(session, search, hints, report);
 }
 

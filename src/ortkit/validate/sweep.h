@@ -46,15 +46,18 @@ struct SweepOptions {
   std::optional<ShapeSearch> search;
 };
 
-/// For each symbolic input dimension: 1, a typical value and a large one that fits the budget.
-/// Sizes come from `probe_bytes_per_unit`: input bytes per unit of each dimension, measured by the caller.
-/// `typical_sizes` replace the default typical size (the size search's grown sizes); `min_sizes` are
-/// the smallest sizes that run.
+/// For each symbolic input dimension: 1, a typical value and a large one. Each large size is the largest
+/// candidate whose inputs, x 64 for activations, fit `memory_budget_bytes` with the other axes at their
+/// typical sizes; then, as the grid's largest cell holds every axis at its large size, the large sizes
+/// furthest above their typical ones are halved until that cell fits too (for any number of dynamic
+/// axes), and `notes` (may be null) says which were shrunk. `typical_sizes` replace the default typical
+/// size (the size search's grown sizes); `min_sizes` are the smallest sizes that run.
 std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, const InputPlan& base,
                                       std::uint64_t memory_budget_bytes,
                                       const std::map<std::string, std::int64_t>& max_sizes = {},
                                       const std::map<std::string, std::int64_t>& typical_sizes = {},
-                                      const std::map<std::string, std::int64_t>& min_sizes = {});
+                                      const std::map<std::string, std::int64_t>& min_sizes = {},
+                                      std::vector<std::string>* notes = nullptr);
 
 /// The symbolic name of the batch axis: the first input dimension's symbol when it is shared by
 /// every input of rank >= 1 (or batch-like). Empty when there is none.

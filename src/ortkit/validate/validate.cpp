@@ -118,6 +118,9 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
     return report;
   }
   const SessionSpecs specs{std::move(inputs).value(), std::move(outputs).value()};
+  for (const auto& output : specs.outputs) {
+    if (!output.is_tensor) report.not_compared.push_back(output.name);
+  }
   if (!options.reference.empty()) {
     if (Status status = ValidateAgainstReference(session, specs, options, report); !status.ok()) {
       report.failure = ValidateFailure{Step::kReference, status.error()};
@@ -172,6 +175,7 @@ nlohmann::json ValidateReport::ToJson() const {
     }
   }
   if (sweep) json["sweep"] = sweep->ToJson();
+  json["not_compared"] = not_compared;
   return json;
 }
 

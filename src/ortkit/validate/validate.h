@@ -79,6 +79,8 @@ struct ValidateReport {
   /// The cross-check's runs failed at its inputs: a finding, and the other steps still run.
   std::optional<Error> cross_check_error;
   std::vector<std::string> size_notes;  ///< sizes found by running for the cross-check's inputs
+  /// Outputs that are sequences, maps or optionals: computed in every run, but ortkit compares tensors only.
+  std::vector<std::string> not_compared;
   /// In the order run: the cross-check's, then the reference's.
   std::vector<Localization> localizations;
   std::optional<SweepReport> sweep;
