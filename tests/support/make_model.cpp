@@ -284,20 +284,21 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
   return model;
 }
 
-int Usage() {
-  std::fprintf(stderr,
+int Usage(FILE* to = stderr, int code = 2) {
+  std::fprintf(to,
                "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N]\n"
                "       ortkit_make_model bert-tiny OUT.onnx [--layers N] [--hidden H] [--vocab V]\n"
                "       ortkit_make_model from-text OUT.onnx < MODEL.txt\n"
                "  demo-encoder   a Transformer encoder block with dynamic batch and seq_len axes\n"
                "  bert-tiny      a small BERT-like encoder (input_ids, attention_mask, token_type_ids)\n"
                "  from-text      a model in ONNX's textual syntax, read from stdin\n");
-  return 2;
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) return Usage(stdout, 0);
   if (argc < 3) return Usage();
   const std::string kind = argv[1];
   const std::string out = argv[2];

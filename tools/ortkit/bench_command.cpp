@@ -84,7 +84,9 @@ void RegisterBench(CLI::App& app, int& exit_code) {
                   "input values: NAME=FILE or FILE/DIR, as in `ortkit run` (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs")->capture_default_str();
+  cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs")
+      ->capture_default_str()
+      ->check(SeedValidator());
   cmd->add_option("--intra-threads", flags->intra_threads,
                   "intra-op threads per session (default: the runtime's choice)");
   cmd->add_option("--inter-threads", flags->inter_threads, "inter-op threads per session (parallel mode)");

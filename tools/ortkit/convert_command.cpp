@@ -116,7 +116,9 @@ void RegisterConvert(CLI::App& app, int& exit_code) {
                   "that it loads the result")
       ->check(TargetOrtValidator());
   cmd->add_option("--dim", flags->dims, "size of a symbolic dimension for the first shape compared (batch=1)");
-  cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")
+      ->capture_default_str()
+      ->check(SeedValidator());
   cmd->add_option("--atol", flags->atol, "absolute tolerance (default: per element type, as validate)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance (default: per element type, as validate)");
   cmd->add_flag("--no-validate", flags->no_validate,

@@ -181,7 +181,9 @@ void RegisterFix(CLI::App& app, int& exit_code) {
                   "the framework's outputs (a test-case folder, test_data_set_N, .npz or .npy folder): the fixed "
                   "model must match them too");
   cmd->add_option("--dim", flags->dims, "size of a symbolic dimension for the shapes compared (batch=1)");
-  cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")->capture_default_str();
+  cmd->add_option("--seed", flags->seed, "seed of the synthesised inputs")
+      ->capture_default_str()
+      ->check(SeedValidator());
   cmd->add_option("--atol", flags->atol, "absolute tolerance (default: per element type, as validate)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance (default: per element type, as validate)");
   cmd->add_option("--format", flags->format, "output format")

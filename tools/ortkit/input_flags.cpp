@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "commands.h"
+
 namespace ortkit::cli {
 namespace {
 
@@ -33,7 +35,7 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 void InputFlags::RegisterSizes(CLI::App* cmd, const std::string& dim_help, const std::string& shape_help) {
   cmd->add_option("--dim", dims, dim_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--shape", shapes, shape_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str();
+  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str()->check(SeedValidator());
 }
 
 void InputFlags::Register(CLI::App* cmd) {
@@ -48,7 +50,7 @@ void InputFlags::Register(CLI::App* cmd) {
                   "holding tensors named after inputs; the rest are synthesised (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str();
+  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str()->check(SeedValidator());
 }
 
 Result<std::vector<std::int64_t>> ParseShape(const std::string& text) {

@@ -211,7 +211,8 @@ void RegisterPerf(CLI::App& app, int& exit_code) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--seed", flags->inputs.seed, "seed for synthesised inputs and the order of lengths")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(SeedValidator());
   cmd->add_flag("--json", flags->json_tensors, "HTTP: send JSON tensors instead of the binary tensor data extension");
   cmd->add_option("--metrics-url", flags->metrics_url,
                   "Prometheus endpoint for the batch size (default: URL/metrics over HTTP)");
