@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/files.h"
 #include "ortkit/core/units.h"
 #include "ortkit/model/graph_walk.h"
 
@@ -115,10 +116,16 @@ std::vector<Diagnosis> CheckExternalData(const ModelFile& model) {
       if (std::filesystem::is_regular_file(*full, ec))
         it->second = static_cast<std::int64_t>(std::filesystem::file_size(*full, ec));
       if (it->second < 0) {
-        out.push_back(Diagnose("external-data.missing-file",
-                               fmt::format("external data file '{}' (first needed by tensor '{}') is not at {}",
-                                           t.location, t.tensor, full->string()),
-                               where));
+        // Something other than a file may sit there: say what, rather than that nothing is.
+        const auto status = std::filesystem::status(*full, ec);
+        const std::string found =
+            std::filesystem::exists(status)
+                ? fmt::format("{} is {}, not a regular file", full->string(), DescribeFileType(status))
+                : fmt::format("is not at {}", full->string());
+        out.push_back(Diagnose(
+            "external-data.missing-file",
+            fmt::format("external data file '{}' (first needed by tensor '{}') {}", t.location, t.tensor, found),
+            where));
       }
     }
     const std::int64_t file_size = it->second;
