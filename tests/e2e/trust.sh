@@ -123,4 +123,7 @@ expect_msg "not inputs read from files"
 expect_rc 2 "$ortkit" run "$work/enc.onnx" --input "x=$x" --dim batch=3
 expect_msg "\-\-dim batch=3: input 'x' is read from a file .* where dimension 0 ('batch') is 2"
 expect_rc 0 "$ortkit" run "$work/enc.onnx" --input "x=$x" --dim batch=2
+# NAME=FILE with a name the model does not have: the name is the mistake, not the path.
+expect_rc 2 "$ortkit" run "$work/enc.onnx" --input "nosuch=$x"
+expect_msg "the model has no input named 'nosuch' (inputs: x)"
 echo "e2e trust: ok"

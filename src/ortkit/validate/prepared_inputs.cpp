@@ -1,6 +1,7 @@
 #include "ortkit/validate/prepared_inputs.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -62,6 +63,15 @@ Result<GivenInputs> ReadGivenInputs(const std::vector<TensorSpec>& specs, const 
   for (const auto& item : files) {
     const auto eq = item.find('=');
     const TensorSpec* named = eq != std::string::npos && eq > 0 ? FindSpec(specs, item.substr(0, eq)) : nullptr;
+    std::error_code ec;
+    if (named == nullptr && eq != std::string::npos && eq > 0 && !std::filesystem::exists(item, ec) &&
+        std::filesystem::exists(item.substr(eq + 1), ec)) {  // NAME=FILE with a NAME the model does not have
+      std::vector<std::string> names;
+      for (const auto& s : specs) names.push_back(s.name);
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("--input {}: the model has no input named '{}' (inputs: {})", item,
+                                   item.substr(0, eq), fmt::join(names, ", ")));
+    }
     ORTKIT_RETURN_IF_ERROR(named != nullptr ? ReadNamedFile(item, *named, given) : ReadTensorFile(item, specs, given));
   }
   return given;
