@@ -25,6 +25,10 @@ for value in -1 0 99999999999999; do
   expect_rc 2 "$ortkit" serve "${model[@]}" --max-body-mb "$value"
   expect_msg "max-body-mb"
 done
+for flag in --max-answer-mb --drain-timeout-s; do
+  expect_rc 2 "$ortkit" serve "${model[@]}" "$flag" 0
+  expect_msg "${flag#--}"
+done
 
 echo "== hostile requests over HTTP and gRPC"
 start_server --model "bert=$work/bert.onnx" --http-port 0 --grpc-port 0 --intra-op-threads 1

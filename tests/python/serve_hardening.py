@@ -139,6 +139,35 @@ def run_http(address, pid):
         check(f"HTTP parameter {name}={value}", status == 400 and words in body, body[:160])
 
 
+def bert_rows(rows, length, **extra):
+    """A request of `rows` x `length` tokens to bert (every value 1)."""
+    inputs = [{"name": n, "datatype": "INT64", "shape": [rows, length], "data": [1] * (rows * length)}
+              for n in ("input_ids", "attention_mask", "token_type_ids")]
+    return json.dumps({"inputs": inputs, **extra}).encode()
+
+
+def run_bounded_work(address):
+    # 3. A 3 MB request naming its 1 MiB output 200,000 times grew the server by 40 MB/s until it stopped
+    # answering anything, SIGTERM included; an answer too large to write is refused before it runs.
+    cases = [
+        ("an output named 200,000 times",
+         bert_rows(4, 512, outputs=[{"name": "last_hidden_state"}] * 200000),
+         b"output 'last_hidden_state' is asked for twice"),
+        ("an answer of 4M values as JSON", bert_rows(64, 512), b"the answer would take"),
+        ("16,385 rows (1,025 runs of 16)", bert_rows(16385, 1), b"send at most 16384 rows per request"),
+        ("[2^40, 0]: no values, 2^36 runs", bert_rows(2**40, 0), b"it holds no values"),
+        ("the classification extension",
+         bert_rows(1, 4, outputs=[{"name": "last_hidden_state", "parameters": {"classification": 10**9}}]),
+         b"classification extension"),
+    ]
+    for what, body, words in cases:
+        start = time.monotonic()
+        status, reply = exchange(address, infer_request(body), timeout=30)
+        took = time.monotonic() - start
+        check(what, status == 400 and words in reply and took < 5 and alive(address),
+              f"HTTP {status} in {took:.2f} s: {reply[:150]!r}")
+
+
 def run_grpc(address):
     import grpc
     import tritonclient.grpc as tc
@@ -169,6 +198,18 @@ def run_grpc(address):
             check(f"gRPC {what}", words in text, text[:160])
     request = service_pb2.ModelInferRequest(model_name=MODEL)
     for i in inputs:
+        request.inputs.extend([i._get_tensor()])
+        request.raw_input_contents.extend([i._get_content()])
+    for _ in range(1000):
+        request.outputs.add().name = "last_hidden_state"
+    try:
+        service_pb2_grpc.GRPCInferenceServiceStub(grpc.insecure_channel(address)).ModelInfer(request)
+        check("gRPC output named 1,000 times", False, "accepted")
+    except grpc.RpcError as e:
+        check("gRPC output named 1,000 times",
+              e.code() == grpc.StatusCode.INVALID_ARGUMENT and "asked for twice" in e.details(), e.details()[:160])
+    request = service_pb2.ModelInferRequest(model_name=MODEL)
+    for i in inputs:
         tensor = i._get_tensor()
         tensor.contents.int64_contents.extend([1, 1, 1, 1])
         request.inputs.extend([tensor])
@@ -189,6 +230,7 @@ def main():
     parser.add_argument("--pid", type=int, required=True)
     args = parser.parse_args()
     run_http(args.http, args.pid)
+    run_bounded_work(args.http)
     run_grpc(args.grpc)
     check("the server is still alive", alive(args.http), "GET /v2/health/live")
     print(f"{len(failures)} failed")

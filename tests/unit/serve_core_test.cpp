@@ -48,9 +48,10 @@ class ServeCore : public ::testing::Test {
     ASSERT_TRUE(runtime.ok());
     runtime_ = std::move(runtime).value();
   }
-  std::unique_ptr<InferenceCore> Start(const char* text, ModelConfig config, Status* load = nullptr) {
+  std::unique_ptr<InferenceCore> Start(const char* text, ModelConfig config, Status* load = nullptr,
+                                       CoreOptions options = CoreOptions{2}) {
     ModelSource source{"m", dir_.WriteModel("m.onnx", testing::ParseModelText(text)), std::move(config)};
-    auto core = InferenceCore::Create(*runtime_, {source}, CoreOptions{2});
+    auto core = InferenceCore::Create(*runtime_, {source}, options);
     EXPECT_TRUE(core.ok());
     Status loaded = (*core)->LoadModels();
     if (load != nullptr)
@@ -328,6 +329,105 @@ TEST_F(ServeCore, ShutdownAnswersEveryAcceptedRequestAndRejectsLaterOnes) {
   auto late = core->Infer(MaskedRequest(1, 4, 99)).get();
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().kind, ErrorKind::kUnavailable);
+}
+
+// One 3 MB request naming a 1 MiB output 200,000 times made the server build a 200 GB answer.
+TEST_F(ServeCore, AnOutputNamedTwiceIsRefusedNamingIt) {
+  auto core = Start(kMasked, ModelConfig{});
+  InferRequest twice = MaskedRequest(1, 4, 1);
+  twice.outputs = {"y", "pooled", "y"};
+  auto r = core->Infer(std::move(twice)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(r.error().message, "output 'y' is asked for twice: name each output once");
+  InferRequest many = MaskedRequest(1, 4, 1);
+  many.outputs.assign(200000, "pooled");
+  r = core->Infer(std::move(many)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "output 'pooled' is asked for twice: name each output once");
+  EXPECT_EQ(MetricValue(*core, "nv_inference_exec_count"), 0);
+}
+
+// The answer's size is known before the run when the model's output dimensions follow from its
+// inputs' (here 'batch' and 'seq'): over the limit, nothing runs.
+TEST_F(ServeCore, AnAnswerOverTheLimitIsRefusedBeforeItRuns) {
+  CoreOptions options{2};
+  options.limits.max_answer_bytes = 4096;
+  auto core = Start(kMasked, ModelConfig{}, nullptr, options);
+  auto r = core->Infer(MaskedRequest(4, 300, 1)).get();  // y: 4 x 300 floats, 4.7 KiB
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("the answer would take 4.7 KiB (output 'y' FP32[4, 300] 4.7 KiB), over the "
+                                   "server's limit of 4.0 KiB per answer (--max-answer-mb)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(MetricValue(*core, "nv_inference_exec_count"), 0);
+  // Asking only for the small output fits.
+  InferRequest pooled = MaskedRequest(4, 300, 1);
+  pooled.outputs = {"pooled"};
+  ASSERT_TRUE(core->Infer(std::move(pooled)).get().ok());
+  // The front end's cost counts: as text (25 bytes a value) 2 x 100 floats take 5,000 bytes.
+  InferRequest text = MaskedRequest(2, 100, 1);
+  text.answer_cost = [](std::string_view, DataType, std::span<const std::int64_t> shape) {
+    return std::uint64_t{25} * static_cast<std::uint64_t>(shape[0] * (shape.size() > 1 ? shape[1] : 1));
+  };
+  r = core->Infer(std::move(text)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("(output 'y' FP32[2, 100] 4.9 KiB as text, its values 800 B)"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("or for binary data"), std::string::npos) << r.error().message;
+}
+
+// When the outputs' sizes are known only once the model has run, the answer is weighed before it
+// is copied or encoded.
+TEST_F(ServeCore, AnAnswerOverTheLimitIsRefusedOnceItsSizeIsKnown) {
+  constexpr const char* kWider = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[batch, n] x) => (float[batch, wide] y) {
+  y = Concat<axis = 1>(x, x, x, x)
+}
+)";
+  CoreOptions options{2};
+  options.limits.max_answer_bytes = 1000;
+  auto core = Start(kWider, ModelConfig{}, nullptr, options);
+  InferRequest small;
+  small.model_name = "m";
+  small.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {1, 50}).value()});  // y: 800 bytes
+  ASSERT_TRUE(core->Infer(std::move(small)).get().ok());
+  InferRequest large;
+  large.model_name = "m";
+  large.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {1, 100}).value()});  // y: 1,600 bytes
+  auto r = core->Infer(std::move(large)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("the answer would take 1.6 KiB (output 'y' FP32[1, 400] 1.6 KiB)"),
+            std::string::npos)
+      << r.error().message;
+}
+
+// Rows beyond max_batch_size split into several runs; [2^40, 0] would have split into 2^36 of
+// them (no bytes to send, but hours of runs ahead of every later request). Empty inputs with huge
+// dimensions are refused whatever the model.
+TEST_F(ServeCore, RequestsAskingForEndlessRunsAreRefused) {
+  ModelConfig config;
+  config.batching.max_batch_size = 2;
+  auto core = Start(kMasked, config);
+  auto r = core->Infer(MaskedRequest(2049, 1, 1)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_EQ(r.error().message,
+            "input 'x' has 2049 rows: model 'm' runs at most 2 rows at a time (batching.max_batch_size) and one "
+            "request may take at most 1024 runs, so send at most 2048 rows per request");
+  ASSERT_TRUE(core->Infer(MaskedRequest(2048, 1, 1)).get().ok());
+
+  InferRequest empty;
+  empty.model_name = "m";
+  empty.inputs.push_back({"x", Tensor::Zeros(DataType::kFloat32, {std::int64_t{1} << 40, 0}).value()});
+  empty.inputs.push_back({"attention_mask", Tensor::Zeros(DataType::kInt64, {std::int64_t{1} << 40, 0}).value()});
+  r = core->Infer(std::move(empty)).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("input 'x' has shape [1099511627776, 0]: it holds no values"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(ServeBucketing, CopyRowsPadsAndCuts) {

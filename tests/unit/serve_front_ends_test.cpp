@@ -203,6 +203,26 @@ TEST_F(ServeFrontEnds, GrpcIntegersOutsideTheDatatypeAreRefusedNotClamped) {
   EXPECT_EQ(response.raw_output_contents(0), std::string("\xff", 1));
 }
 
+// A 5 KB ModelInfer naming the output 1,000 times built a 1 GB answer; the classification
+// extension's parameter was ignored (the whole output answered as if it had not been asked).
+TEST_F(ServeFrontEnds, GrpcOutputsNamedTwiceOrForClassificationAreRefused) {
+  auto status = Infer("uint8", "UINT8", 1, [](inference::ModelInferRequest* request, auto* contents) {
+    contents->add_uint_contents(1);
+    for (int i = 0; i < 1000; ++i) request->add_outputs()->set_name("y");
+  });
+  EXPECT_EQ(status.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "output 'y' is asked for twice: name each output once");
+  status = Infer("uint8", "UINT8", 1, [](inference::ModelInferRequest* request, auto* contents) {
+    contents->add_uint_contents(1);
+    auto* output = request->add_outputs();
+    output->set_name("y");
+    (*output->mutable_parameters())["classification"].set_int64_param(1'000'000'000);
+  });
+  EXPECT_EQ(status.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("output 'y': parameter \"classification\""), std::string::npos)
+      << status.error_message();
+}
+
 // The HTTP front end's message for the same parameter given as the same kind of JSON value.
 std::string HttpMessageFor(const std::string& parameters) {
   http::OutputEncoding encoding;

@@ -67,6 +67,10 @@ TEST(ServeRestCodec, BadRequestsSayWhatIsWrong) {
        std::nullopt, "binary_data_size is 4 but FP32 [2] needs 8 bytes"},
       {R"({"inputs": [{"name": "a", "datatype": "FP32", "shape": [-1], "data": []}]})", std::nullopt, "non-negative"},
       {R"({"parameters": {"binary_data_output": "yes"}, "inputs": []})", std::nullopt, "malformed request"},
+      {R"({"inputs": [], "outputs": [{"name": "y"}, {"name": "z"}, {"name": "y"}]})", std::nullopt,
+       "output 'y' is asked for twice: name each output once"},
+      {R"({"inputs": [], "outputs": [{"name": "y", "parameters": {"classification": 3}}]})", std::nullopt,
+       "output 'y': parameter \"classification\" (the classification extension) is not supported"},
   };
   for (const auto& c : cases) {
     http::OutputEncoding encoding;
@@ -240,6 +244,46 @@ TEST(ServeRestCodec, NonFiniteValuesAreWrittenNullInJsonAndKeptInBinary) {
   EXPECT_EQ(values[0], inf);
   EXPECT_EQ(values[1], -inf);
   EXPECT_TRUE(std::isnan(values[2]));
+}
+
+// The server weighs an answer with EncodedOutputBound before encoding it: the bound must hold for
+// the longest text of every datatype.
+TEST(ServeRestCodec, EncodedOutputBoundHoldsForTheLongestValues) {
+  InferResponse response{"m", "1", "", {}};
+  const float floats[] = {-1.17549435e-38f, -3.4028235e38f, 1e-45f, -0.1f};
+  response.outputs.push_back({"f", Tensor::FromVector<float>({4}, {floats, floats + 4}).value()});
+  response.outputs.push_back({"d", Tensor::FromVector<double>({2}, {-2.2250738585072014e-308, -1e-300}).value()});
+  response.outputs.push_back(
+      {"i", Tensor::FromVector<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(), -1}).value()});
+  response.outputs.push_back({"u", Tensor::FromVector<std::uint64_t>({1}, {~0ull}).value()});
+  response.outputs.push_back({"i8", Tensor::FromVector<std::int8_t>({2}, {-128, -1}).value()});
+  response.outputs.push_back({"u8", Tensor::FromVector<std::uint8_t>({1}, {255}).value()});
+  response.outputs.push_back({"i32", Tensor::FromVector<std::int32_t>({1}, {INT32_MIN}).value()});
+  auto half = Tensor::Allocate(DataType::kFloat16, {2}).value();
+  half.SetFromDouble(0, -6.1035156e-05);
+  half.SetFromDouble(1, -5.9604645e-08);
+  response.outputs.push_back({"h", std::move(half)});
+  auto flags = Tensor::Allocate(DataType::kBool, {3}).value();
+  std::memset(flags.data(), 0, 3);
+  response.outputs.push_back({"b", std::move(flags)});
+  response.outputs.push_back({"\x01\"quoted\"", Tensor::FromVector<float>({1, 1}, {-0.1f}).value()});
+  for (bool binary : {false, true}) {
+    http::OutputEncoding encoding;
+    encoding.all_binary = binary;
+    for (const auto& out : response.outputs) {
+      InferResponse one{"m", "1", "", {}};
+      one.outputs.push_back({out.name, out.tensor.Clone()});
+      const auto encoded = http::EncodeInferResponse(one, encoding);
+      const auto empty = http::EncodeInferResponse(InferResponse{"m", "1", "", {}}, encoding);
+      std::size_t written = encoded.json.size() - empty.json.size();
+      for (std::string_view part : encoded.binary) written += part.size();
+      EXPECT_LE(written, http::EncodedOutputBound(encoding, out.name, out.tensor.type(), out.tensor.shape()))
+          << out.name << (binary ? " binary" : " JSON");
+    }
+  }
+  EXPECT_EQ(http::EncodedOutputBound({}, "y", DataType::kFloat32,
+                                     std::vector<std::int64_t>{std::int64_t{1} << 62, std::int64_t{1} << 62}),
+            UINT64_MAX);
 }
 
 TEST(ServeRestCodec, ResponsesInJsonOrBinary) {

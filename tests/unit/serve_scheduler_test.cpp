@@ -164,6 +164,27 @@ TEST(ServeBatchQueue, TryTakeClaimsAnIdleInstanceWithoutBlocking) {
   EXPECT_EQ(queue.depth(), 0u);
 }
 
+// An event loop that runs batches itself (TryTake) must not take one that may run for long: it
+// is left to a worker, which Next() hands it to.
+TEST(ServeBatchQueue, TryTakeLeavesBatchesOverItsByteLimitToAWorker) {
+  BatchQueue<int> queue(Policy(8, 0), 8, /*instances=*/1);
+  QueueEntry e = Entry(3, 0);
+  e.enqueued = Clock::now();
+  e.row_bytes = 100;
+  ASSERT_TRUE(queue.Enqueue(e, 7, /*wake_worker=*/false).ok());
+  BatchQueue<int>::Batch batch;
+  EXPECT_FALSE(queue.TryTake(&batch, 299));  // 300 bytes of rows
+  EXPECT_EQ(batch.instance, -1);
+  EXPECT_EQ(queue.depth(), 1u);
+  ASSERT_TRUE(queue.Next(&batch));
+  ASSERT_EQ(batch.slices.size(), 1u);
+  EXPECT_EQ(batch.slices[0].rows, 3);
+  queue.Release(&batch);
+  ASSERT_TRUE(queue.Enqueue(e, 8, false).ok());
+  ASSERT_TRUE(queue.TryTake(&batch, 300));
+  EXPECT_EQ(batch.slices[0].payload, 8);
+}
+
 TEST(ServeBatchQueue, RejectsBeyondMaxQueueSizeAtOnce) {
   BatchQueue<int> queue(Policy(8, 1000), 2);
   EXPECT_TRUE(queue.Enqueue(Entry(1, 0), 1).ok());

@@ -3,8 +3,11 @@
 #include <signal.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +32,8 @@ struct ServeFlags {
   int grpc_port = 8001;   // -1: no gRPC
   int metrics_port = -1;  // -1: /metrics on the HTTP port
   std::size_t max_body_mb = 64;
+  std::uint64_t max_answer_mb = serve::RequestLimits{}.max_answer_bytes >> 20;
+  int drain_timeout_s = 30;  // Triton's --exit-timeout-secs, and Kubernetes' default grace period
   int http_max_connections = 1024;
   bool http_workers = false;  // run batches on the core's workers, never on the HTTP I/O thread
   int http_busy_poll_us = 0;
@@ -138,6 +143,33 @@ void Drain(FrontEnds& ends, serve::InferenceCore& core) {
   core.Shutdown();
 }
 
+// Drain() within `deadline`, or at once on a second signal: a request that takes longer (a run
+// that does not end, a client that never reads its answer) must not keep the process alive past
+// what its supervisor waits before SIGKILL. Returns the exit code.
+int DrainWithin(FrontEnds& ends, serve::InferenceCore& core, std::chrono::seconds deadline, const sigset_t& signals) {
+  std::promise<void> drained;
+  auto done = drained.get_future();
+  std::thread drainer([&] {
+    Drain(ends, core);
+    drained.set_value();
+  });
+  const auto give_up = std::chrono::steady_clock::now() + deadline;
+  while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+    const timespec now{0, 0};
+    const bool again = sigtimedwait(&signals, nullptr, &now) > 0;
+    if (again || std::chrono::steady_clock::now() >= give_up) {
+      const std::string why =
+          again ? std::string("a second signal")
+                : fmt::format("the drain deadline of {} s passed (--drain-timeout-s)", deadline.count());
+      std::fprintf(stderr, "ortkit serve: %s: exiting with requests unanswered\n", why.c_str());
+      std::fflush(nullptr);
+      std::_Exit(kExitFindings);  // the drainer still holds the objects that destructors would wait for
+    }
+  }
+  drainer.join();
+  return kExitOk;
+}
+
 // A port flag's check: 0 to 65535, or -1 where `minus_one` says what -1 means ("" when it may not be
 // -1). Checked here because a port is cast to 16 bits when bound: 65536 would wrap to 0 (a random
 // port) and -1 to 65535.
@@ -181,7 +213,9 @@ int Serve(const ServeFlags& flags) {
   sigset_t signals = BlockStopSignals();
   auto runtime = Runtime::Create();
   if (!runtime.ok()) return Fail(runtime.error());
-  auto core = serve::InferenceCore::Create(**runtime, std::move(sources).value(), serve::CoreOptions{});
+  serve::CoreOptions core_options;
+  core_options.limits.max_answer_bytes = flags.max_answer_mb << 20;
+  auto core = serve::InferenceCore::Create(**runtime, std::move(sources).value(), core_options);
   if (!core.ok()) return Fail(core.error());
   AccessLogWriter access_log;
   if (Status opened = access_log.Open(flags.access_log); !opened.ok()) return Fail(opened.error());
@@ -201,9 +235,9 @@ int Serve(const ServeFlags& flags) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   std::fprintf(stderr, "ortkit serve: %s: draining\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
-  Drain(*ends, **core);
+  const int code = DrainWithin(*ends, **core, std::chrono::seconds(flags.drain_timeout_s), signals);
   std::fprintf(stderr, "ortkit serve: stopped\n");
-  return kExitOk;
+  return code;
 }
 
 }  // namespace
@@ -233,6 +267,16 @@ void RegisterServe(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-body-mb", flags->max_body_mb,
                   "largest request body (HTTP 413 / gRPC RESOURCE_EXHAUSTED beyond), 1 to 2047")
       ->check(CLI::Range(1, 2047))
+      ->capture_default_str();
+  cmd->add_option("--max-answer-mb", flags->max_answer_mb,
+                  "largest answer to one request, as it is written (JSON text or binary), checked before it runs "
+                  "(HTTP 400 / gRPC INVALID_ARGUMENT beyond), 1 to 2047")
+      ->check(CLI::Range(1, 2047))
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout-s", flags->drain_timeout_s,
+                  "after SIGTERM or SIGINT, answer the requests in progress for at most this long, then exit 1 (a "
+                  "second signal exits at once)")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   cmd->add_option("--http-max-connections", flags->http_max_connections,
                   "open HTTP connections; further clients wait in the listen backlog")

@@ -10,9 +10,20 @@
 
 namespace ortkit::serve {
 
+Status RequestLimits::Validate() const {
+  constexpr std::uint64_t kMaxAnswerBytes = std::uint64_t{2047} << 20;  // gRPC's messages stop at 2 GiB
+  if (max_answer_bytes < 1 || max_answer_bytes > kMaxAnswerBytes) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("max_answer_bytes (--max-answer-mb): expected 1 to {} bytes (2047 MiB), got {}",
+                                 kMaxAnswerBytes, max_answer_bytes));
+  }
+  return OkStatus();
+}
+
 Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, std::vector<ModelSource> models,
                                                              const CoreOptions& options) {
   if (models.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
+  ORTKIT_RETURN_IF_ERROR(options.limits.Validate());
   std::set<std::string> names;
   for (const auto& m : models) {
     if (!names.insert(m.name).second) {
@@ -22,7 +33,7 @@ Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, s
   std::unique_ptr<InferenceCore> core(new InferenceCore());
   core->runtime_ = &runtime;
   core->options_ = options;
-  for (auto& m : models) core->models_.push_back(std::make_unique<ServedModel>(std::move(m)));
+  for (auto& m : models) core->models_.push_back(std::make_unique<ServedModel>(std::move(m), options.limits));
   return core;
 }
 

@@ -7,7 +7,9 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ortkit/core/result.h"
@@ -16,6 +18,13 @@
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit::serve {
+
+/// The bytes a front end's answer takes for one output named `name`, of `type` and `shape`, as the
+/// front end writes it: the values' own bytes (gRPC, binary tensor data) or text of up to several
+/// times that (JSON). Saturates rather than wraps. Called on any thread, before the request runs
+/// and once its outputs are known.
+using AnswerCost =
+    std::function<std::uint64_t(std::string_view name, DataType type, std::span<const std::int64_t> shape)>;
 
 struct InferRequest {
   std::string model_name;
@@ -27,6 +36,8 @@ struct InferRequest {
   /// pass any integer on and the core refuses it with one message for HTTP and gRPC alike.
   std::int64_t priority = 0;
   std::int64_t timeout_us = 0;  ///< queue deadline, >= 0; 0: the model's batching.timeout_us
+  /// What each output costs the front end to write; null: its values' bytes (see RequestLimits).
+  AnswerCost answer_cost;
 };
 
 struct InferResponse {
@@ -64,8 +75,21 @@ struct ModelSource {
 /// Who runs the batch of a queued request (see InferenceCore's Infer and InferLater).
 enum class Dispatch { kWorker, kLater };
 
+/// What one request may ask of the server, whatever its model (docs/commands/serve.md, Limits).
+struct RequestLimits {
+  /// The most bytes one answer may take as its front end writes it (InferRequest::answer_cost),
+  /// checked before the request runs where the model's output shapes follow from its inputs, and
+  /// on the outputs before they are answered.
+  std::uint64_t max_answer_bytes = std::uint64_t{64} << 20;
+
+  /// kInvalidArgument naming the field, its flag and the range.
+  Status Validate() const;
+};
+
 struct CoreOptions {
+  CoreOptions(int cores = 0) : cores(cores) {}  // NOLINT: CoreOptions{2} reads as "two cores"
   int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
+  RequestLimits limits;
 };
 
 class ServedModel;
@@ -98,7 +122,9 @@ class InferenceCore {
   /// round of requests then becomes one batch and nobody switches threads.
   void InferLater(InferRequest request, InferCallback done);
   /// Runs, on the calling thread, the due batches of each model while it has an idle instance
-  /// (their `done` callbacks run here too); what must wait for its delay is left to a worker.
+  /// (their `done` callbacks run here too); what must wait for its delay is left to a worker, and
+  /// so are batches larger than the model has run within 2 ms before and whatever is due after
+  /// 2 ms of this call: an event loop calling it stays responsive whatever a request asks.
   void RunQueued();
 
   bool IsLive() const { return true; }

@@ -21,6 +21,18 @@ Error ParameterNotAnInteger(std::string_view parameter) {
                                parameter == "timeout" ? " (microseconds)" : ""));
 }
 
+Error ClassificationNotSupported(std::string_view output) {
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("output '{}': parameter \"classification\" (the classification extension) is not "
+                               "supported: ask for the output itself and take its top classes in the client",
+                               output));
+}
+
+Error OutputNamedTwice(std::string_view output) {
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("output '{}' is asked for twice: name each output once", output));
+}
+
 std::string DataTypeRange(DataType type) {
   switch (type) {
     case DataType::kInt8: return RangeOf<std::int8_t>();

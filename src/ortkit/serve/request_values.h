@@ -15,6 +15,14 @@ namespace ortkit::serve {
 /// "timeout"): `malformed request: parameter "priority" must be an integer`.
 Error ParameterNotAnInteger(std::string_view parameter);
 
+/// kInvalidArgument for an output asked for with the classification extension's parameter, which
+/// the server does not implement (silently answering the whole output instead would mislead):
+/// names the output and says what to do instead.
+Error ClassificationNotSupported(std::string_view output);
+
+/// kInvalidArgument for an output named more than once in one request.
+Error OutputNamedTwice(std::string_view output);
+
 /// The values numeric `type` holds, for messages: "0..255" for UINT8, "-65504..65504" for FP16.
 std::string DataTypeRange(DataType type);
 

@@ -32,8 +32,9 @@ struct QueueEntry {
   bool started = false;        ///< some of its rows already ran (then it can no longer expire)
   TimePoint enqueued;
   TimePoint deadline = TimePoint::max();
-  int priority = 0;       ///< 0 is the most urgent
-  std::string shape_key;  ///< requests batch together only when their keys are equal
+  int priority = 0;             ///< 0 is the most urgent
+  std::string shape_key;        ///< requests batch together only when their keys are equal
+  std::uint64_t row_bytes = 0;  ///< bytes of input per row, for TryTake's limit
 };
 
 /// `rows` rows taken from the front of the remaining rows of queue entry `index`.
@@ -109,9 +110,10 @@ class BatchQueue {
   }
 
   /// Without blocking: when a slot is idle and rows are due now, claims the slot and fills
-  /// `batch` (give it back with Release()); expired requests are handed out in any case.
+  /// `batch` (give it back with Release()); expired requests are handed out in any case. Rows due
+  /// whose inputs take more than `max_bytes` are left to a worker, which is woken.
   /// Returns whether `batch` holds anything to do.
-  bool TryTake(Batch* batch) {
+  bool TryTake(Batch* batch, std::uint64_t max_bytes = UINT64_MAX) {
     bool wake = false;
     {
       std::lock_guard lock(mutex_);
@@ -119,8 +121,9 @@ class BatchQueue {
       batch->expired.clear();
       if (!idle_.empty() && !entries_.empty()) {
         BatchDecision decision = DecideBatch(entries_, Clock::now(), policy_, stopped_, busy() > 0);
+        if (BytesOf(decision) > max_bytes) decision.run.clear();
         Take(decision, batch);
-        // Not due yet: some worker must wait for the delay.
+        // Not due yet, or not for this thread: some worker must take it.
         wake = batch->slices.empty() && !entries_.empty();
       }
     }
@@ -131,11 +134,10 @@ class BatchQueue {
   /// Gives back the slot of `batch` (if it holds one); wakes a worker when requests wait, unless
   /// the caller goes on with TryTake() itself (`wake_worker` false).
   void Release(Batch* batch, bool wake_worker = true) {
-    if (batch->instance < 0) return;
     bool wake = false;
     {
       std::lock_guard lock(mutex_);
-      idle_.push_back(batch->instance);
+      if (batch->instance >= 0) idle_.push_back(batch->instance);
       wake = wake_worker && !entries_.empty();
     }
     batch->instance = -1;
@@ -199,6 +201,18 @@ class BatchQueue {
   };
 
   int busy() const { return instances_ - static_cast<int>(idle_.size()); }  // requires mutex_
+
+  // The input bytes of the rows `decision` runs, saturating. Requires mutex_.
+  std::uint64_t BytesOf(const BatchDecision& decision) const {
+    std::uint64_t bytes = 0;
+    for (const BatchSlice& s : decision.run) {
+      const std::uint64_t row = entries_[s.index].row_bytes;
+      const auto rows = static_cast<std::uint64_t>(s.rows);
+      const std::uint64_t slice = row != 0 && rows > UINT64_MAX / row ? UINT64_MAX : rows * row;
+      bytes = slice > UINT64_MAX - bytes ? UINT64_MAX : bytes + slice;
+    }
+    return bytes;
+  }
 
   // Moves the decided rows out of the queue, claiming an idle slot when rows run. Requires mutex_.
   void Take(const BatchDecision& decision, Batch* batch) {

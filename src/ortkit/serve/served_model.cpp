@@ -11,6 +11,7 @@
 #include "ortkit/core/units.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/repeated_run.h"
+#include "ortkit/serve/request_values.h"
 #include "ortkit/serve/thread_name.h"
 #include "ortkit/tensor/synthesis.h"
 
@@ -26,7 +27,8 @@ struct PendingRequest {
   std::vector<std::size_t> wanted;                     // model output indices to answer with
   std::vector<std::vector<std::int64_t>> batch_inner;  // per input: the shape below axis 0 in a batch (padded)
   std::int64_t rows = 1;
-  std::int64_t length = -1;  // along the bucketed dim; -1 without bucketing
+  std::uint64_t row_bytes = 0;  // of inputs per row in a batch (padded), or of all inputs when not batchable
+  std::int64_t length = -1;     // along the bucketed dim; -1 without bucketing
   bool padded = false;
   TimePoint enqueued;
   std::atomic<bool> started{false};
@@ -42,6 +44,45 @@ namespace {
 // The most output bytes a batch of several requests may hold for as long as the slowest of them
 // takes to read its answer (see RunBatch); bert-tiny's 64 rows of [8, 128] floats are 256 KiB.
 constexpr std::size_t kViewBatchBytes = std::size_t{1} << 20;
+
+// The runs one request of many rows may be split into: beyond, its rows would hold the instances
+// (and every request queued behind it) for as long as they like.
+constexpr std::int64_t kMaxRunsPerRequest = 1024;
+
+// An input without values costs nothing to send whatever its dimensions, but the model may still
+// make outputs or loops of their sizes ([2^40, 0] summed over its second axis): its dimensions,
+// zeros left out, may multiply to at most this (what 64 MiB of one-byte values could shape).
+constexpr std::uint64_t kMaxEmptyInputExtent = std::uint64_t{64} << 20;
+
+// A batch runs on the thread that queued it (an event loop that also answers health probes and
+// reads other requests) only when batches as large ran this quickly before; the loop runs due
+// batches for at most kRequesterTurn before it leaves the rest to the workers.
+constexpr auto kQuickRun = std::chrono::milliseconds(2);
+constexpr auto kRequesterTurn = std::chrono::milliseconds(2);
+
+std::uint64_t SaturatingAdd(std::uint64_t a, std::uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+std::uint64_t SaturatingMul(std::uint64_t a, std::uint64_t b) {
+  return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+// The bytes of `count` elements of `type`, saturating.
+std::uint64_t BytesOf(DataType type, std::uint64_t count) { return SaturatingMul(count, FindDataType(type)->size); }
+
+// The product of `shape`'s dimensions with zeros counted as ones, saturating.
+std::uint64_t ExtentOf(std::span<const std::int64_t> shape) {
+  std::uint64_t extent = 1;
+  for (std::int64_t d : shape) {
+    extent = SaturatingMul(extent, d > 1 ? static_cast<std::uint64_t>(d) : 1);
+  }
+  return extent;
+}
+
+std::uint64_t ElementsOf(std::span<const std::int64_t> shape) {
+  for (std::int64_t d : shape) {
+    if (d == 0) return 0;
+  }
+  return ExtentOf(shape);
+}
 
 // Where row `row` of an output's bytes `data` (shaped `shape`, rows along axis 0, of `type`) starts.
 std::byte* RowsOf(std::byte* data, const std::vector<std::int64_t>& shape, DataType type, std::int64_t row) {
@@ -183,6 +224,12 @@ Status CheckInputFits(const NamedTensor& in, const TensorSpec& spec) {
                                  ShapeToString(shape), ShapeToString(ProtocolShape(spec)), d, spec.dims[d].value));
     }
   }
+  if (in.tensor.element_count() == 0 && ExtentOf(shape) > kMaxEmptyInputExtent) {
+    return Invalid(fmt::format(
+        "input '{}' has shape {}: it holds no values, but its other dimensions multiply to more than {}, which the "
+        "model might still loop over or make outputs of; send at most {} along them",
+        in.name, ShapeToString(shape), kMaxEmptyInputExtent, kMaxEmptyInputExtent));
+  }
   return OkStatus();
 }
 
@@ -257,8 +304,9 @@ bool SmallEnoughToView(const std::vector<std::vector<std::int64_t>>& shapes, con
 /// A batch's rows, taken from its slices before the run.
 struct BatchRows {
   std::int64_t total = 0;
-  bool padded = false;  // some request is shorter than the bucket: the batch must start zeroed
-  bool direct = false;  // one request taken whole and unpadded runs on its own tensors: no copy
+  std::uint64_t bytes = 0;  // of inputs
+  bool padded = false;      // some request is shorter than the bucket: the batch must start zeroed
+  bool direct = false;      // one request taken whole and unpadded runs on its own tensors: no copy
 };
 
 /// The inputs of one run: the requests' own tensors, or batched copies of their rows.
@@ -317,6 +365,14 @@ Status ServedModel::DescribeTensors() {
       symbol_uses_[it->second].push_back({i, d});
     }
   }
+  for (const auto& spec : outputs_) {
+    auto& dims = output_dims_.emplace_back();
+    for (const DimSpec& dim : spec.dims) {
+      auto symbol = dim.fixed() || dim.symbol.empty() ? symbols.end() : symbols.find(dim.symbol);
+      dims.push_back(
+          {dim.fixed() ? dim.value : -1, symbol == symbols.end() ? -1 : static_cast<std::ptrdiff_t>(symbol->second)});
+    }
+  }
   metadata_.name = source_.name;
   for (const auto& s : inputs_) metadata_.inputs.push_back({s.name, s.type, ProtocolShape(s)});
   for (const auto& s : outputs_) metadata_.outputs.push_back({s.name, s.type, ProtocolShape(s)});
@@ -360,9 +416,15 @@ Status ServedModel::WarmUp(const std::map<std::string, ValueHint>& hints) {
     ORTKIT_RETURN_IF_ERROR(CheckWarmupSize(inputs_, plan));
     auto synthetic = SynthesizeInputs(inputs_, hints, plan);
     if (!synthetic.ok()) return MakeError(synthetic.error().kind, "warm-up inputs: " + synthetic.error().message);
+    std::uint64_t bytes = 0;
+    for (const auto& input : *synthetic) bytes = SaturatingAdd(bytes, input.tensor.byte_size());
     for (auto& instance : instances_) {
+      const TimePoint start = Clock::now();
       auto result = RunSession(*instance, RunRequest{*synthetic, {}});
       if (!result.ok()) return MakeError(result.error().kind, "warm-up run: " + result.error().message);
+      // An instance's first runs pay for allocations and kernel choices: only quick ones teach.
+      const Clock::duration took = Clock::now() - start;
+      if (took <= kQuickRun) NoteRunTime(bytes, took);
     }
   }
   return OkStatus();
@@ -388,6 +450,7 @@ Status ServedModel::Validate(const InferRequest& request, PendingRequest* p) con
   ORTKIT_RETURN_IF_ERROR(CheckSymbolSizes(*p));
   if (batchable_) ORTKIT_RETURN_IF_ERROR(CountRows(p));
   ORTKIT_RETURN_IF_ERROR(MatchOutputs(request, p));
+  ORTKIT_RETURN_IF_ERROR(CheckPlannedAnswer(*p));
   ORTKIT_RETURN_IF_ERROR(CheckScheduling(request));
   PlanBatchShapes(p);
   return OkStatus();
@@ -443,17 +506,31 @@ Status ServedModel::CountRows(PendingRequest* p) const {
     return Invalid(
         fmt::format("input '{}' has no rows (shape {})", inputs_[0].name, ShapeToString(p->inputs[0]->shape())));
   }
+  const int per_run = source_.config.batching.EffectiveMaxBatchSize();
+  if (per_run > 0 && p->rows > kMaxRunsPerRequest * per_run) {
+    return Invalid(fmt::format(
+        "input '{}' has {} rows: model '{}' runs at most {} rows at a time (batching.max_batch_size) and one "
+        "request may take at most {} runs, so send at most {} rows per request",
+        inputs_[0].name, p->rows, source_.name, per_run, kMaxRunsPerRequest, kMaxRunsPerRequest * per_run));
+  }
   return OkStatus();
 }
 
 Status ServedModel::MatchOutputs(const InferRequest& request, PendingRequest* p) const {
-  p->wanted.reserve(request.outputs.empty() ? outputs_.size() : request.outputs.size());
+  p->wanted.reserve(request.outputs.empty() ? outputs_.size() : std::min(request.outputs.size(), outputs_.size()));
+  std::vector<bool> named(outputs_.size(), false);
   for (const auto& name : request.outputs) {
     auto it = std::find_if(outputs_.begin(), outputs_.end(), [&](const TensorSpec& s) { return s.name == name; });
     if (it == outputs_.end()) {
       return Invalid(fmt::format("model '{}' has no output named '{}'; its outputs are: {}", source_.name, name,
                                  NamesOf(outputs_)));
     }
+    // Each mention would be answered with a copy of the output: a few bytes naming one output a
+    // hundred thousand times would ask for gigabytes.
+    if (named[it - outputs_.begin()]) {
+      return OutputNamedTwice(name);
+    }
+    named[it - outputs_.begin()] = true;
     p->wanted.push_back(it - outputs_.begin());
   }
   if (request.outputs.empty()) {
@@ -479,20 +556,77 @@ Status ServedModel::CheckScheduling(const InferRequest& request) const {
   return OkStatus();
 }
 
+Status ServedModel::CheckPlannedAnswer(const PendingRequest& p) const {
+  std::vector<std::vector<std::int64_t>> shapes;
+  shapes.reserve(p.wanted.size());
+  for (std::size_t o : p.wanted) {
+    std::vector<std::int64_t>& shape = shapes.emplace_back();
+    for (std::size_t d = 0; d < output_dims_[o].size(); ++d) {
+      const OutputDim& dim = output_dims_[o][d];
+      if (dim.fixed >= 0) {
+        shape.push_back(dim.fixed);
+      } else if (dim.symbol >= 0) {
+        const DimUse& use = symbol_uses_[dim.symbol].front();
+        shape.push_back(p.inputs[use.input]->shape()[use.axis]);
+      } else if (d == 0 && batchable_) {
+        shape.push_back(p.rows);
+      } else {
+        shape.clear();  // known only once it has run: checked then
+        break;
+      }
+    }
+    // An unknown dimension makes the output's size unknown, unless another one is 0.
+    if (shape.size() != output_dims_[o].size()) shape = {0};
+  }
+  return CheckAnswerSize(p, shapes);
+}
+
+Status ServedModel::CheckAnswerSize(const PendingRequest& p,
+                                    const std::vector<std::vector<std::int64_t>>& shapes) const {
+  std::uint64_t total = 0;
+  std::size_t largest = 0;
+  std::uint64_t largest_cost = 0;
+  for (std::size_t k = 0; k < p.wanted.size(); ++k) {
+    const TensorSpec& spec = outputs_[p.wanted[k]];
+    const std::uint64_t cost = p.request.answer_cost ? p.request.answer_cost(spec.name, spec.type, shapes[k])
+                                                     : BytesOf(spec.type, ElementsOf(shapes[k]));
+    if (cost >= largest_cost) largest = k, largest_cost = cost;
+    total = SaturatingAdd(total, cost);
+  }
+  if (total <= limits_.max_answer_bytes) return OkStatus();
+  const TensorSpec& spec = outputs_[p.wanted[largest]];
+  const std::uint64_t values = BytesOf(spec.type, ElementsOf(shapes[largest]));
+  const auto human = [](std::uint64_t bytes) {
+    return bytes == UINT64_MAX ? std::string("more than 16 EiB") : HumanBytes(bytes);
+  };
+  return Invalid(fmt::format(
+      "the answer would take {} (output '{}' {}{} {}{}), over the server's limit of {} per answer (--max-answer-mb): "
+      "ask for fewer outputs or a smaller input{}",
+      human(total), spec.name, TypeName(spec.type), ShapeToString(shapes[largest]), human(largest_cost),
+      largest_cost > values ? fmt::format(" as text, its values {}", human(values)) : "",
+      HumanBytes(limits_.max_answer_bytes), largest_cost > values ? ", or for binary data (the values' bytes)" : ""));
+}
+
 void ServedModel::PlanBatchShapes(PendingRequest* p) const {
   p->batch_inner.reserve(inputs_.size());
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
     const auto& shape = p->inputs[i]->shape();
     p->batch_inner.emplace_back(shape.begin() + (shape.empty() ? 0 : 1), shape.end());
   }
-  if (!bucketing_) return;
+  if (bucketing_) {
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const int axis = bucket_plan_.input_axis[i];
+      if (axis < 0) continue;
+      p->length = p->inputs[i]->shape()[axis];
+      const std::int64_t padded = bucket_plan_.config.BucketFor(p->length);
+      p->padded = p->padded || padded != p->length;
+      p->batch_inner[i][axis - 1] = padded;
+    }
+  }
   for (std::size_t i = 0; i < inputs_.size(); ++i) {
-    const int axis = bucket_plan_.input_axis[i];
-    if (axis < 0) continue;
-    p->length = p->inputs[i]->shape()[axis];
-    const std::int64_t padded = bucket_plan_.config.BucketFor(p->length);
-    p->padded = p->padded || padded != p->length;
-    p->batch_inner[i][axis - 1] = padded;
+    const std::uint64_t bytes =
+        batchable_ ? BytesOf(inputs_[i].type, ElementsOf(p->batch_inner[i])) : p->inputs[i]->byte_size();
+    p->row_bytes = SaturatingAdd(p->row_bytes, bytes);
   }
 }
 
@@ -525,6 +659,7 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
       entry.shape_key.push_back('|');
     }
   }
+  entry.row_bytes = pending->row_bytes;
   // kLater: the caller runs RunQueued() next; a worker is woken only for what it leaves.
   Status queued = queue_->Enqueue(std::move(entry), pending, /*wake_worker=*/dispatch == Dispatch::kWorker);
   if (!queued.ok()) {
@@ -536,9 +671,12 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
 void ServedModel::RunQueued() {
   if (!queue_) return;
   Queue::Batch batch;
-  while (queue_->TryTake(&batch)) {
+  const TimePoint turn_ends = Clock::now() + kRequesterTurn;
+  while (queue_->TryTake(&batch, io_run_bytes_.load(std::memory_order_relaxed))) {
     Execute(batch);
-    queue_->Release(&batch, /*wake_worker=*/false);
+    const bool turn_over = Clock::now() >= turn_ends;
+    queue_->Release(&batch, /*wake_worker=*/turn_over);
+    if (turn_over) return;
   }
 }
 
@@ -551,6 +689,13 @@ void ServedModel::Fail(PendingRequest& pending, const Error& error) {
   metrics_.request_failure.fetch_add(1, std::memory_order_relaxed);
   metrics_.request_us.Observe(MicrosSince(pending.enqueued, Clock::now()));
   pending.done(error);
+}
+
+void ServedModel::NoteRunTime(std::uint64_t bytes, Clock::duration took) {
+  // Instances racing here only move the bound between two runs' sizes: it picks a thread, nothing more.
+  const std::uint64_t bound = io_run_bytes_.load(std::memory_order_relaxed);
+  if (took <= kQuickRun && bytes > bound) io_run_bytes_.store(bytes, std::memory_order_relaxed);
+  if (took > kQuickRun && bytes <= bound) io_run_bytes_.store(bytes / 2, std::memory_order_relaxed);
 }
 
 void ServedModel::Work() {
@@ -579,9 +724,11 @@ void ServedModel::RunBatch(Session& session, std::vector<Queue::Slice>& slices) 
   const TimePoint start = Clock::now();
   const BatchRows rows = TakeRows(slices, start);
   Result<InPlaceOutputs> ran = RunRows(session, slices, rows);
+  const TimePoint end = Clock::now();
+  NoteRunTime(rows.bytes, end - start);
   metrics_.execution_count.fetch_add(1, std::memory_order_relaxed);
   metrics_.inference_count.fetch_add(static_cast<std::uint64_t>(rows.total), std::memory_order_relaxed);
-  metrics_.compute_us.Observe(MicrosSince(start, Clock::now()));
+  metrics_.compute_us.Observe(MicrosSince(start, end));
   Result<BatchOutputs> outputs = ran.ok() ? CollectOutputs(std::move(ran).value(), rows) : ran.error();
   if (!outputs.ok()) {
     for (auto& s : slices) Fail(*s.payload, outputs.error());
@@ -598,6 +745,7 @@ BatchRows ServedModel::TakeRows(const std::vector<Queue::Slice>& slices, TimePoi
   BatchRows rows;
   for (const auto& s : slices) {
     rows.total += s.rows;
+    rows.bytes = SaturatingAdd(rows.bytes, SaturatingMul(static_cast<std::uint64_t>(s.rows), s.payload->row_bytes));
     rows.padded = rows.padded || s.payload->padded;
     if (!s.payload->started.exchange(true)) metrics_.queue_us.Observe(MicrosSince(s.payload->enqueued, start));
   }
@@ -701,13 +849,20 @@ Status ServedModel::AllocateAnswer(PendingRequest& p, const Queue::Slice& slice,
                                    const BatchOutputs& batch) const {
   const bool whole = slice.row_begin == 0 && slice.rows == p.rows;
   const std::size_t inner = batchable_ ? 1 : 0;  // the first axis below the rows
+  std::vector<std::vector<std::int64_t>> shapes;
+  shapes.reserve(p.wanted.size());
   for (std::size_t o : p.wanted) {
-    const std::vector<std::int64_t>& batch_shape = batch.shapes[o];
-    std::vector<std::int64_t> shape = batch_shape;
+    std::vector<std::int64_t>& shape = shapes.emplace_back(batch.shapes[o]);
     if (batchable_) shape[0] = p.rows;
     if (bucketing_ && bucket_plan_.output_axis[o] > 0 && p.length >= 0) {
       shape[bucket_plan_.output_axis[o]] = std::min(shape[bucket_plan_.output_axis[o]], p.length);
     }
+  }
+  ORTKIT_RETURN_IF_ERROR(CheckAnswerSize(p, shapes));
+  for (std::size_t k = 0; k < p.wanted.size(); ++k) {
+    const std::size_t o = p.wanted[k];
+    const std::vector<std::int64_t>& batch_shape = batch.shapes[o];
+    std::vector<std::int64_t>& shape = shapes[k];
     // A view needs the request's rows to be one contiguous run of the output: not cut back to a length.
     const bool view = batch.views && whole && outputs_[o].type != DataType::kString &&
                       std::equal(shape.begin() + inner, shape.end(), batch_shape.begin() + inner, batch_shape.end());

@@ -28,7 +28,7 @@ struct BatchOutputs;
 
 class ServedModel {
  public:
-  explicit ServedModel(ModelSource source) : source_(std::move(source)) {}
+  ServedModel(ModelSource source, RequestLimits limits) : source_(std::move(source)), limits_(limits) {}
   ~ServedModel();  ///< Stop()
   ServedModel(const ServedModel&) = delete;
   ServedModel& operator=(const ServedModel&) = delete;
@@ -70,10 +70,17 @@ class ServedModel {
   Status CountRows(PendingRequest* pending) const;  // batchable models only
   Status MatchOutputs(const InferRequest& request, PendingRequest* pending) const;
   Status CheckScheduling(const InferRequest& request) const;  // priority and timeout
+  // The answer's size from the output shapes the inputs imply, where the model's dims say them.
+  Status CheckPlannedAnswer(const PendingRequest& pending) const;
+  // `shapes`: per wanted output (pending.wanted's order), its shape in the answer.
+  Status CheckAnswerSize(const PendingRequest& pending, const std::vector<std::vector<std::int64_t>>& shapes) const;
   void PlanBatchShapes(PendingRequest* pending) const;
 
   void Work();
   void Execute(Queue::Batch& batch);  // expired requests and the batch's rows on its instance
+  // Learns from a run of `bytes` of inputs that took `took` which batches the requesting threads
+  // may run themselves (io_run_bytes_).
+  void NoteRunTime(std::uint64_t bytes, std::chrono::steady_clock::duration took);
 
   // RunBatch's steps: the rows run as one, then each slice's rows are answered from the outputs.
   void RunBatch(Session& session, std::vector<Queue::Slice>& slices);
@@ -92,6 +99,7 @@ class ServedModel {
   void Fail(PendingRequest& pending, const Error& error);
 
   ModelSource source_;
+  const RequestLimits limits_;
   std::vector<TensorSpec> inputs_;
   std::vector<TensorSpec> outputs_;
   std::vector<const char*> input_names_;   // point into inputs_
@@ -100,6 +108,13 @@ class ServedModel {
     std::size_t input, axis;
   };
   std::vector<std::vector<DimUse>> symbol_uses_;  // per symbolic dimension, where the inputs use it
+  // An output dimension as the inputs imply it: fixed, equal to the symbolic dimension `symbol`
+  // (an index in symbol_uses_), or neither (-1 both: known only once the model has run).
+  struct OutputDim {
+    std::int64_t fixed = -1;
+    std::ptrdiff_t symbol = -1;
+  };
+  std::vector<std::vector<OutputDim>> output_dims_;  // per output
   ModelMetadata metadata_;
   bool batchable_ = false;  // rows along axis 0 of every input and output
   bool bucketing_ = false;
@@ -108,6 +123,9 @@ class ServedModel {
   std::vector<std::unique_ptr<Session>> instances_;
   std::vector<std::thread> workers_;
   ModelMetrics metrics_;
+  // The largest batch (bytes of inputs) that ran within kQuickRun: RunQueued runs at most that much
+  // on the requesting thread (an event loop that also answers health probes), the rest on workers.
+  std::atomic<std::uint64_t> io_run_bytes_{0};
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopped_{false};
 };

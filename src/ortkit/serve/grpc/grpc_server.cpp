@@ -173,7 +173,10 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
       request.inputs.push_back({input.name(), std::move(decoded)});
     }
   }
-  for (const auto& out : in.outputs()) request.outputs.push_back(out.name());
+  for (const auto& out : in.outputs()) {
+    if (out.parameters().count("classification") > 0) return ClassificationNotSupported(out.name());
+    request.outputs.push_back(out.name());
+  }
   return request;
 }
 

@@ -231,10 +231,15 @@ void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, 
   decoded->model_name = model;
   decoded->model_version = version;
   exchange->record().request_id = decoded->id;
-  request.body().clear();  // the inputs are decoded: free the bytes while the request waits
+  // The inputs are decoded: free the bytes while the request waits (clear() would keep them).
+  std::string().swap(request.body());
+  auto shared = std::make_shared<const OutputEncoding>(std::move(encoding));
+  decoded->answer_cost = [shared](std::string_view name, DataType type, std::span<const std::int64_t> shape) {
+    return EncodedOutputBound(*shared, name, type, shape);
+  };
   // On the I/O thread (it ran the batch) the answer is written at once; a worker hands it over.
-  auto done = [exchange, encoding = std::move(encoding)](Result<InferResponse> response) {
-    exchange->Deliver(std::make_shared<InferAnswer>(std::move(response), encoding));
+  auto done = [exchange, shared](Result<InferResponse> response) {
+    exchange->Deliver(std::make_shared<InferAnswer>(std::move(response), *shared));
   };
   if (!run_on_io_thread_) return core_.Infer(std::move(decoded).value(), std::move(done));
   core_.InferLater(std::move(decoded).value(), std::move(done));

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <type_traits>
 #include <utility>
 
@@ -278,6 +279,27 @@ std::string ProtocolName(DataType type) {
   return info ? std::string(info->protocol) : "";
 }
 
+bool AsBinary(const OutputEncoding& encoding, std::string_view name) {
+  return encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) !=
+                                    encoding.binary_outputs.end();
+}
+
+// The longest text AppendData writes for one value of `type`, with its comma.
+std::uint64_t JsonValueWidth(DataType type) {
+  switch (type) {
+    case DataType::kBool: return 6;  // "false,"
+    case DataType::kUInt8: return 4;
+    case DataType::kInt8: return 5;
+    case DataType::kUInt16: return 6;
+    case DataType::kInt16: return 7;
+    case DataType::kUInt32: return 11;
+    case DataType::kInt32: return 12;
+    case DataType::kUInt64: return 21;
+    case DataType::kInt64: return 21;
+    default: return 25;  // floating point, as a double: "-2.2250738585072014e-308,"
+  }
+}
+
 // JSON string literal of `text` (valid UTF-8 by construction: names from the model, the id from
 // the parsed request).
 void AppendJsonString(std::string* out, std::string_view text) {
@@ -548,6 +570,7 @@ Status DecodeOutputs(const JsonValue& root, InferRequest* request, OutputEncodin
   const JsonValue* outputs = Member(root, "outputs");
   if (outputs == nullptr) return OkStatus();
   if (!outputs->IsArray()) return Invalid("\"outputs\" must be a list");
+  std::set<std::string_view> named;
   for (const JsonValue& out : outputs->GetArray()) {
     const JsonValue* name_value = out.IsObject() ? Member(out, "name") : nullptr;
     if (name_value == nullptr || !name_value->IsString()) {
@@ -555,8 +578,12 @@ Status DecodeOutputs(const JsonValue& root, InferRequest* request, OutputEncodin
     }
     if (!IsUtf8(*name_value)) return Invalid("an output's \"name\" is not valid UTF-8");
     std::string name = StringOf(*name_value);
+    if (!named.insert(std::string_view(name_value->GetString(), name_value->GetStringLength())).second) {
+      return OutputNamedTwice(name);
+    }
     if (const JsonValue* params = Member(out, "parameters")) {
       if (!params->IsObject()) return Invalid(fmt::format("output '{}': \"parameters\" must be an object", name));
+      if (Member(*params, "classification") != nullptr) return ClassificationNotSupported(name);
       if (const JsonValue* binary = Member(*params, "binary_data")) {
         if (!binary->IsBool()) {
           return Invalid(fmt::format("output '{}': parameter \"binary_data\" must be true or false", name));
@@ -593,20 +620,33 @@ std::string EncodedResponse::Joined() const {
   return body;
 }
 
-EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
-  const auto as_binary = [&](const std::string& name) {
-    return encoding.all_binary || std::find(encoding.binary_outputs.begin(), encoding.binary_outputs.end(), name) !=
-                                      encoding.binary_outputs.end();
+std::uint64_t EncodedOutputBound(const OutputEncoding& encoding, std::string_view name, DataType type,
+                                 std::span<const std::int64_t> shape) {
+  const auto saturating_mul = [](std::uint64_t a, std::uint64_t b) {
+    return a != 0 && b > UINT64_MAX / a ? UINT64_MAX : a * b;
   };
+  std::uint64_t values = 1;
+  for (std::int64_t d : shape) values = saturating_mul(values, d > 0 ? static_cast<std::uint64_t>(d) : 0);
+  // "datatype", "name" (escaped: at most 6 bytes a byte), "shape" (at most 21 bytes a dimension),
+  // "parameters" and the punctuation.
+  const std::uint64_t entry = 128 + 6 * std::uint64_t{name.size()} + 21 * std::uint64_t{shape.size()};
+  const DataTypeInfo* info = FindDataType(type);
+  const std::uint64_t per_value = AsBinary(encoding, name) ? (info != nullptr ? info->size : 8) : JsonValueWidth(type);
+  const std::uint64_t data = saturating_mul(values, per_value);
+  return data > UINT64_MAX - entry ? UINT64_MAX : entry + data;
+}
+
+EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding) {
+  const auto as_binary = [&](const std::string& name) { return AsBinary(encoding, name); };
   // Written directly, without a JSON tree per request; keys in the order a JSON library sorts them.
   EncodedResponse encoded;
   std::string& body = encoded.json;
-  std::size_t size = 160;
+  std::uint64_t size = 160 + response.id.size() * 6 + response.model_name.size() * 6;
   for (const auto& out : response.outputs) {
-    // A JSON number takes at most 26 characters (and the comma).
-    size += 120 + (as_binary(out.name) ? 0 : 27 * static_cast<std::size_t>(out.tensor.element_count()));
+    const std::uint64_t bound = EncodedOutputBound(encoding, out.name, out.tensor.type(), out.tensor.shape());
+    size = bound > UINT64_MAX - size ? UINT64_MAX : size + bound;
   }
-  body.reserve(size);
+  body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(size, body.max_size())));
   body.append("{");
   if (!response.id.empty()) {
     body.append("\"id\":");

@@ -5,7 +5,9 @@
 // parameters.binary_data (or the request parameter binary_data_output).
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,13 @@ struct EncodedResponse {
 
 /// Encodes `response`; outputs are JSON arrays unless `encoding` asks for binary.
 EncodedResponse EncodeInferResponse(const InferResponse& response, const OutputEncoding& encoding);
+
+/// The most bytes EncodeInferResponse writes for an output `name` of `type` and `shape`, its entry
+/// in the JSON included: the values' bytes when `encoding` asks for it in binary, else up to
+/// 25 bytes a value (a double's longest shortest text). Saturates. The server weighs answers with
+/// it (InferRequest::answer_cost) before running the request and before encoding its answer.
+std::uint64_t EncodedOutputBound(const OutputEncoding& encoding, std::string_view name, DataType type,
+                                 std::span<const std::int64_t> shape);
 
 /// {"name", "versions", "platform", "inputs": [{"name", "datatype", "shape"}], "outputs": [...]}
 nlohmann::json ModelMetadataToJson(const ModelMetadata& metadata);
