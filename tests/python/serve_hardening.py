@@ -27,10 +27,11 @@ def check(what, ok, observed):
         failures.append(what)
 
 
-def rss_mb(pid):
+def rss_mb(pid, field="VmRSS"):
+    """The process's resident memory (VmRSS), or its peak (VmHWM), in MB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
@@ -168,6 +169,27 @@ def run_bounded_work(address):
               f"HTTP {status} in {took:.2f} s: {reply[:150]!r}")
 
 
+def run_json_memory(address, pid):
+    # 4. 50 MB of "data": [0, 0, ...] against a shape of [1] was refused correctly at 2.0-4.6 GB of peak
+    # memory (a tree node and a pointer per value); now the body is all it holds.
+    def single(data):
+        return (b'{"inputs": [{"name": "input_ids", "datatype": "INT64", "shape": [1, 1], "data": [' + data +
+                b']}, {"name": "attention_mask", "datatype": "INT64", "shape": [1, 1], "data": [1]}, '
+                b'{"name": "token_type_ids", "datatype": "INT64", "shape": [1, 1], "data": [0]}]}')
+    # 20 MB each: a tree would take 40 times that, the body is all it may take now.
+    cases = [("20 MB of 0s against [1, 1]", single(b",".join([b"0"] * 10_000_000)), b"holds 10000000"),
+             ("20 MB of [0]s against [1, 1]", single(b",".join([b"[0]"] * 5_000_000)), b"holds 5000000"),
+             ("20 MB of {}s", single(b",".join([b"{}"] * 7_000_000)), b"element 0 is an object")]
+    for what, body, words in cases:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")  # resets the peak (VmHWM) to what is resident now
+        before = rss_mb(pid, "VmHWM")
+        status, reply = exchange(address, infer_request(body), timeout=60)
+        grown = rss_mb(pid, "VmHWM") - before
+        check(what, status == 400 and words in reply and grown < len(body) / 2**20 + 32 and alive(address),
+              f"HTTP {status}, peak memory grew {grown:.0f} MB for a {len(body) / 2**20:.0f} MB body: {reply[:100]!r}")
+
+
 def run_grpc(address):
     import grpc
     import tritonclient.grpc as tc
@@ -231,6 +253,7 @@ def main():
     args = parser.parse_args()
     run_http(args.http, args.pid)
     run_bounded_work(args.http)
+    run_json_memory(args.http, args.pid)
     run_grpc(args.grpc)
     check("the server is still alive", alive(args.http), "GET /v2/health/live")
     print(f"{len(failures)} failed")

@@ -216,6 +216,101 @@ TEST(ServeRestCodec, ReadsNumbersAtTheEdges) {
   EXPECT_NE(overflow.message.find("number -1.5e309 is beyond a double's range"), std::string::npos) << overflow.message;
 }
 
+// JSON leaves an object's keys in any order: "data" before "datatype" and "shape" is read again
+// once the entry has said what it holds, to the same tensor.
+TEST(ServeRestCodec, DataBeforeItsDatatypeAndShapeDecodesTheSame) {
+  const std::string orders[] = {
+      R"({"inputs": [{"name": "x", "datatype": "INT32", "shape": [2, 2], "data": [[1, -2], [3, 4]]}]})",
+      R"({"inputs": [{"data": [[1, -2], [3, 4]], "shape": [2, 2], "datatype": "INT32", "name": "x"}]})",
+      R"({"inputs": [{"name": "x", "data": [1, -2, 3, 4], "datatype": "INT32", "shape": [2, 2]}]})",
+      R"({"inputs": [{"shape": [2, 2], "data": [[1, -2], [3, 4]], "name": "x", "datatype": "INT32"}]})",
+  };
+  for (const std::string& body : orders) {
+    http::OutputEncoding encoding;
+    auto request = http::DecodeInferRequest(body, std::nullopt, &encoding);
+    ASSERT_TRUE(request.ok()) << body << ": " << request.error().message;
+    ASSERT_EQ(request->inputs.size(), 1u);
+    const auto values = request->inputs[0].tensor.values<std::int32_t>();
+    EXPECT_EQ(std::vector<std::int32_t>(values.begin(), values.end()), (std::vector<std::int32_t>{1, -2, 3, 4}))
+        << body;
+  }
+  // Its problems are the same whichever comes first.
+  const Error late = DecodeError(R"({"inputs": [{"data": [1, 300], "name": "x", "datatype": "INT8", "shape": [2]}]})");
+  EXPECT_EQ(late.message, "input 'x': element 1 is 300, outside INT8's range -128..127");
+  const Error scalar = DecodeError(R"({"inputs": [{"data": "a", "name": "x", "datatype": "FP32", "shape": [1]}]})");
+  EXPECT_EQ(scalar.message, "input 'x': element 0 is \"a\" but datatype FP32 needs numbers");
+  const Error deep = DecodeError(R"({"inputs": [{"data": )" + std::string(100, '[') + "1" + std::string(100, ']') +
+                                 R"(, "name": "d", "datatype": "FP32", "shape": [1]}]})");
+  EXPECT_EQ(deep.message, "input 'd': \"data\" nests more than 32 lists deep");
+  const Error count =
+      DecodeError(R"({"inputs": [{"data": [1, 2, 3], "name": "x", "datatype": "FP32", "shape": [2]}]})");
+  EXPECT_EQ(count.message, "input 'x': shape [2] needs 2 values, \"data\" holds 3");
+}
+
+// A key given twice is a guess either way (JSON leaves it to readers): refused.
+TEST(ServeRestCodec, KeysGivenTwiceAreRefused) {
+  EXPECT_EQ(DecodeError(R"({"inputs": [], "inputs": []})").message, "\"inputs\" is given twice: give it once");
+  EXPECT_EQ(DecodeError(R"({"parameters": {"priority": 1, "priority": 2}, "inputs": []})").message,
+            "\"priority\" is given twice in \"parameters\": give it once");
+  EXPECT_EQ(
+      DecodeError(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1], "data": [2]}]})").message,
+      "input 'x': \"data\" is given twice: give it once");
+  EXPECT_EQ(DecodeError(R"({"inputs": [], "outputs": [{"name": "y", "parameters": {"binary_data": true,
+                           "binary_data": false}}]})")
+                .message,
+            "output 'y': \"binary_data\" is given twice: give it once");
+}
+
+// The VmHWM of this process (its peak resident memory, reset by ResetPeakMemory), in bytes.
+std::uint64_t PeakMemory() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) << 10;
+  }
+  return 0;
+}
+
+bool ResetPeakMemory() { return static_cast<bool>(std::ofstream("/proc/self/clear_refs") << "5"); }
+
+// 50 MB of "data": [0, 0, ...] against a shape of [1] was refused correctly, at 2.0-4.6 GB: the
+// tree held every value and a pointer to each (24 bytes a value, 240 MB for the 20 MB here).
+// Decoded as it is read, a request holds its body and its tensors.
+TEST(ServeRestCodec, DecodingHoldsNoMoreThanTheBodyAndTheTensors) {
+  const auto values = [](std::size_t count, const std::string& value) {
+    std::string text;
+    text.reserve(count * (value.size() + 1));
+    for (std::size_t i = 0; i < count; ++i) text.append(i == 0 ? "" : ",").append(value);
+    return text;
+  };
+  struct Case {
+    std::string what;
+    std::string body;
+    std::uint64_t tensor_bytes;
+  } cases[] = {
+      {"20 MB of 0s against [1]",
+       R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [)" + values(10'000'000, "0") + "]}]}",
+       4},
+      {"20 MB of [0]s against [1]",
+       R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [)" + values(5'000'000, "[0]") + "]}]}",
+       4},
+      {"2M values that fit",
+       R"({"inputs": [{"name": "x", "datatype": "FP64", "shape": [2000000], "data": [)" + values(2'000'000, "0.5") +
+           "]}]}",
+       16'000'000},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(ResetPeakMemory()) << "cannot reset this process's peak memory (/proc/self/clear_refs)";
+    const std::uint64_t before = PeakMemory();
+    {
+      http::OutputEncoding encoding;
+      auto request = http::DecodeInferRequest(c.body, std::nullopt, &encoding);
+      EXPECT_EQ(request.ok(), c.tensor_bytes > 4) << c.what;
+    }
+    const std::uint64_t grown = PeakMemory() - before;
+    EXPECT_LT(grown, c.tensor_bytes + (16 << 20)) << c.what << ": " << (grown >> 20) << " MiB";
+  }
+}
+
 // Integers the protocol expects, given as floats out of any integer's range, are refused by name
 // (converting them is undefined behaviour).
 TEST(ServeRestCodec, RefusesNonIntegerParameters) {

@@ -11,6 +11,11 @@
 
 namespace ortkit::serve {
 
+/// The inputs, and the outputs, one request may list: far above any model's (a decoder with a
+/// cache per layer has a few hundred), far below what a body's bytes could list (a million empty
+/// inputs would cost the server a few hundred bytes each).
+inline constexpr std::size_t kMaxTensorsPerRequest = 65536;
+
 /// kInvalidArgument for a request parameter that must be an integer and is not ("priority",
 /// "timeout"): `malformed request: parameter "priority" must be an integer`.
 Error ParameterNotAnInteger(std::string_view parameter);
