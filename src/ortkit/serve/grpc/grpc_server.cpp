@@ -134,6 +134,12 @@ Result<InferRequest> Decode(const inference::ModelInferRequest& in) {
   request.model_version = in.model_version();
   request.id = in.id();
   ORTKIT_RETURN_IF_ERROR(DecodeParameters(in, &request));
+  for (const auto& [count, what] : {std::pair{in.inputs_size(), "inputs"}, std::pair{in.outputs_size(), "outputs"}}) {
+    if (static_cast<std::size_t>(count) > kMaxTensorsPerRequest) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("the request lists more than {} {}", kMaxTensorsPerRequest, what));
+    }
+  }
   const bool raw = in.raw_input_contents_size() > 0;
   if (raw && in.raw_input_contents_size() != in.inputs_size()) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("raw_input_contents has {} entries for {} inputs",
