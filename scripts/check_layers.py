@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
-    core < tensor < model < diagnose < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf,
+    core < diagnose < tensor < model < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf,
     reduce} < repair
 
 Modules on one level do not include each other, and no two headers define one type name in one
@@ -15,9 +15,9 @@ import sys
 
 LEVELS = {
     "core": 0,
-    "tensor": 1,
-    "model": 2,
-    "diagnose": 3,
+    "diagnose": 1,  # the Diagnosis type and its catalogue: model/ and everything above report findings
+    "tensor": 2,
+    "model": 3,
     "runtime": 4,
     "check": 5, "env": 5,
     "validate": 6, "bench": 6,

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ortkit/core/catalogue.h"
+#include "ortkit/diagnose/catalogue.h"
 #include "ortkit/model/model_file.h"
 #include "test_models.h"
 

@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "model_session.h"
-#include "ortkit/core/catalogue.h"
+#include "ortkit/diagnose/catalogue.h"
 #include "ortkit/repair/fix_passes.h"
 #include "terminal.h"
 

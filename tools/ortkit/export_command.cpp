@@ -22,7 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "terminal.h"
 
 extern char** environ;

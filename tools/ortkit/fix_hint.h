@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit::cli {
 

@@ -16,7 +16,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "ortkit/check/lint.h"
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit::lint {
 

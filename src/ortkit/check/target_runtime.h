@@ -11,7 +11,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
 

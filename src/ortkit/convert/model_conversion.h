@@ -13,8 +13,8 @@
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
 

@@ -7,8 +7,8 @@
 #include <span>
 #include <string_view>
 
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
 

@@ -13,8 +13,8 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/check/check.h"
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/doctor/export_record.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/env/provider_probe.h"
 #include "ortkit/env/python_probe.h"
 #include "ortkit/env/shared_libraries.h"

@@ -9,8 +9,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/model/model_file.h"
 
 namespace ortkit {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/model/model_file.h"
 
 namespace ortkit {

@@ -16,8 +16,8 @@
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/repair/fix_passes.h"
 #include "ortkit/runtime/runtime.h"
 

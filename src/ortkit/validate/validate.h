@@ -12,8 +12,8 @@
 #include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
-#include "ortkit/core/diagnosis.h"
 #include "ortkit/core/result.h"
+#include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/validate/cross_check.h"

@@ -1,10 +1,10 @@
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "ortkit/core/catalogue.h"
+#include "ortkit/diagnose/catalogue.h"
 
 namespace ortkit {
 

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "ortkit/core/diagnosis.h"
+#include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
 

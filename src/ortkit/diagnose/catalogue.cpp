@@ -1,4 +1,4 @@
-#include "ortkit/core/catalogue.h"
+#include "ortkit/diagnose/catalogue.h"
 
 #include <algorithm>
 #include <array>
