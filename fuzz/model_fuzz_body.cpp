@@ -4,10 +4,10 @@
 
 #include "ortkit/check/lint.h"
 #include "ortkit/check/onnx_checker.h"
+#include "ortkit/fix/fix_passes.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/reduce/graph_slice.h"
-#include "ortkit/repair/fix_passes.h"
 
 #if __has_include("ortkit/model/summary.h")
 #include "ortkit/model/summary.h"

@@ -2,7 +2,7 @@
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
     core < diagnose < tensor < model < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf,
-    reduce} < repair
+    reduce} < fix
 
 Modules on one level do not include each other, and no two headers define one type name in one
 namespace. Only runtime/ includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the
@@ -22,7 +22,7 @@ LEVELS = {
     "check": 5, "env": 5,
     "validate": 6, "bench": 6,
     "convert": 7, "doctor": 7, "serve": 7, "perf": 7, "reduce": 7,
-    "repair": 8,
+    "fix": 8,
 }
 ORT_TYPE = re.compile(r"\bOrt::\w")
 INCLUDE = re.compile(r'^\s*#\s*include\s+[<"](ortkit/(\w+)/[^>"]+|onnxruntime[^>"]*)[>"]')

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
+#include "ortkit/fix/model_fix.h"
 #include "ortkit/model/model_file.h"
-#include "ortkit/repair/model_fix.h"
 #include "ortkit/tensor/test_case.h"
 #include "test_models.h"
 

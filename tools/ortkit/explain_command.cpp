@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "model_session.h"
 #include "ortkit/diagnose/catalogue.h"
-#include "ortkit/repair/fix_passes.h"
+#include "ortkit/fix/fix_passes.h"
 #include "terminal.h"
 
 namespace ortkit::cli {

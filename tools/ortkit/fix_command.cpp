@@ -14,7 +14,7 @@
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
-#include "ortkit/repair/model_fix.h"
+#include "ortkit/fix/model_fix.h"
 #include "terminal.h"
 
 namespace ortkit::cli {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ortkit/repair/fix_passes.h"
+#include "ortkit/fix/fix_passes.h"
 
 namespace ortkit::cli {
 

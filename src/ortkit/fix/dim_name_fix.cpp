@@ -7,7 +7,7 @@
 
 #include "ortkit/check/lint_index.h"
 #include "ortkit/check/onnx_checker.h"
-#include "ortkit/repair/fix_passes.h"
+#include "ortkit/fix/fix_passes.h"
 
 namespace ortkit {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // `ortkit fix` as one call: read a model, apply the mechanical fixes for what `check` finds
-// (repair/fix_passes.h), then prove the result before anything is written: the ONNX checker, the
+// (fix/fix_passes.h), then prove the result before anything is written: the ONNX checker, the
 // fixed model's outputs against the original's at the shapes where the original runs, and each
 // fix's purpose (other batch sizes now run and agree row by row; a model in inference mode gives the
 // same outputs twice). A fix whose purpose does not hold is refused with the reason and the others
@@ -18,7 +18,7 @@
 #include "ortkit/convert/opset_conversion.h"
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
-#include "ortkit/repair/fix_passes.h"
+#include "ortkit/fix/fix_passes.h"
 #include "ortkit/runtime/runtime.h"
 
 namespace ortkit {

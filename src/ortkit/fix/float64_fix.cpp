@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "ortkit/check/lint_index.h"
-#include "ortkit/repair/fix_passes.h"
-#include "ortkit/repair/graph_surgery.h"
+#include "ortkit/fix/fix_passes.h"
+#include "ortkit/fix/graph_surgery.h"
 
 namespace ortkit {
 namespace {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "ortkit/check/lint_index.h"
+#include "ortkit/fix/fix_passes.h"
 #include "ortkit/model/graph_walk.h"
-#include "ortkit/repair/fix_passes.h"
 
 namespace ortkit {
 namespace {

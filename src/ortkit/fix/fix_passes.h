@@ -1,7 +1,7 @@
 #pragma once
 // The mechanical fixes of `ortkit fix`, one pass per defect that `check` reports. Each pass edits a
 // ModelProto in place (weights inline) and says what it changed and what it left, and why; proving
-// the result is ModelFix's (repair/model_fix.h). Passes read the model with check's lint index, the
+// the result is ModelFix's (fix/model_fix.h). Passes read the model with check's lint index, the
 // view the rules that found the defect have.
 
 #include <cstdint>

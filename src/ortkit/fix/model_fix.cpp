@@ -1,4 +1,4 @@
-#include "ortkit/repair/model_fix.h"
+#include "ortkit/fix/model_fix.h"
 
 #include <algorithm>
 #include <map>

@@ -11,9 +11,9 @@
 
 #include "ortkit/check/lint_index.h"
 #include "ortkit/check/onnx_checker.h"
+#include "ortkit/fix/fix_passes.h"
+#include "ortkit/fix/graph_surgery.h"
 #include "ortkit/model/graph_walk.h"
-#include "ortkit/repair/fix_passes.h"
-#include "ortkit/repair/graph_surgery.h"
 
 namespace ortkit {
 namespace {

@@ -1,4 +1,4 @@
-#include "ortkit/repair/fix_passes.h"
+#include "ortkit/fix/fix_passes.h"
 
 #include <algorithm>
 #include <array>

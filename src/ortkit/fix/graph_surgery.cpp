@@ -1,4 +1,4 @@
-#include "ortkit/repair/graph_surgery.h"
+#include "ortkit/fix/graph_surgery.h"
 
 #include <unordered_set>
 
