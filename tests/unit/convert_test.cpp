@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/validate/model_equivalence.h"
 #include "test_models.h"
 
 namespace ortkit {
@@ -208,7 +208,7 @@ TEST(ConvertOpset, TargetsOutsideTheConvertersRangeAreRefused) {
   EXPECT_FALSE(ConvertOpset(testing::ParseModelText(kGelus), ConversionOptions{99, 0}).model.has_value());
 }
 
-class ProveConversionTest : public ::testing::Test {
+class CheckEquivalenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     runtime_ = std::move(Runtime::Create().value());
@@ -224,12 +224,12 @@ class ProveConversionTest : public ::testing::Test {
   onnx::ModelProto original_;
 };
 
-TEST_F(ProveConversionTest, TheFormulaMatchesTheKernelAtTwoShapes) {
+TEST_F(CheckEquivalenceTest, TheFormulaMatchesTheKernelAtTwoShapes) {
   const auto outcome = ConvertOpset(original_, ConversionOptions{17, 0});
   ASSERT_TRUE(outcome.model.has_value());
   std::string bytes;
   ASSERT_TRUE(outcome.model->SerializeToString(&bytes));
-  auto proof = ProveConversion(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
+  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
   ASSERT_TRUE(proof.ok()) << proof.error().message;
   ASSERT_EQ(proof->trials.size(), 2u);
   EXPECT_EQ(proof->trials[0].label, "batch=1, seq=16");
@@ -238,7 +238,7 @@ TEST_F(ProveConversionTest, TheFormulaMatchesTheKernelAtTwoShapes) {
   EXPECT_LT(proof->MaxAbsError(), 1e-5);
 }
 
-TEST_F(ProveConversionTest, AModelThatComputesSomethingElseFails) {
+TEST_F(CheckEquivalenceTest, AModelThatComputesSomethingElseFails) {
   // Not a conversion of the original at all: its outputs must be told apart.
   const onnx::ModelProto other = testing::ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
@@ -249,19 +249,19 @@ TEST_F(ProveConversionTest, AModelThatComputesSomethingElseFails) {
   )");
   std::string bytes;
   ASSERT_TRUE(other.SerializeToString(&bytes));
-  auto proof = ProveConversion(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
+  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
   ASSERT_TRUE(proof.ok()) << proof.error().message;
   EXPECT_FALSE(proof->Passed());
   EXPECT_GT(proof->MaxAbsError(), 0.01);
 }
 
-TEST_F(ProveConversionTest, AConvertedModelThatDoesNotLoadIsAnError) {
-  auto proof = ProveConversion(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, "not a model", original_, {});
+TEST_F(CheckEquivalenceTest, AConvertedModelThatDoesNotLoadIsAnError) {
+  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, "not a model", original_, {});
   ASSERT_FALSE(proof.ok());
   EXPECT_EQ(proof.error().message.rfind("converted: ", 0), 0u) << proof.error().message;
 }
 
-TEST_F(ProveConversionTest, WrittenExternalDataReadsBack) {
+TEST_F(CheckEquivalenceTest, WrittenExternalDataReadsBack) {
   onnx::ModelProto weighted = testing::ParseModelText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     scale (float[2, 512] x) => (float[2, 512] y) {

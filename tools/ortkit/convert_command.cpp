@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "model_proof.h"
+#include "equivalence_flags.h"
+#include "equivalence_render.h"
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
@@ -45,7 +46,8 @@ void PrintText(const ModelConversionReport& report, const Style& style) {
     out += table.Render(style, "    ");
   }
   if (report.proof) {
-    out += "\n  original and converted on the same synthesised inputs:\n" + RenderProofTable(*report.proof, style);
+    out +=
+        "\n  original and converted on the same synthesised inputs:\n" + RenderEquivalenceTable(*report.proof, style);
   }
   out += "\n";
   for (const auto& d : report.diagnoses) out += RenderDiagnosis(d, style) + "\n";
@@ -80,7 +82,8 @@ Result<ModelConversionOptions> ConversionOptionsFrom(const ConvertFlags& flags) 
   options.target = flags.target_ort.empty() ? nullptr : FindOrtRelease(flags.target_ort);
   ORTKIT_ASSIGN_OR_RETURN(options.conversion, ResolveConversionTarget(flags.opset, flags.ir_version, options.target));
   ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "converted"));
-  ORTKIT_ASSIGN_OR_RETURN(options.proof, ProofOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
+  ORTKIT_ASSIGN_OR_RETURN(options.proof,
+                          EquivalenceOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   options.prove = !flags.no_validate;
   return options;
 }

@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "model_proof.h"
+#include "equivalence_flags.h"
+#include "equivalence_render.h"
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
@@ -73,7 +74,7 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
   }
   if (report.proof) {
     out += fmt::format("\n  fixed model against {}, on the same synthesised inputs:\n", report.baseline);
-    out += RenderProofTable(*report.proof, style);
+    out += RenderEquivalenceTable(*report.proof, style);
   }
   return out;
 }
@@ -126,7 +127,8 @@ Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   if (!flags.dry_run && flags.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
   ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "fixed"));
-  ORTKIT_ASSIGN_OR_RETURN(options.proof, ProofOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
+  ORTKIT_ASSIGN_OR_RETURN(options.proof,
+                          EquivalenceOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   return options;
 }
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/check/target_runtime.h"
-#include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/validate/model_equivalence.h"
 
 namespace ortkit {
 
@@ -25,7 +25,7 @@ struct ModelConversionOptions {
   const OrtRelease* target = nullptr;  ///< when set, the result must also load on this release
   bool prove = true;                   ///< compare both models' outputs before writing
   /// The inputs and tolerances of the proof; `proof.session` runs both models.
-  ConversionProofOptions proof;
+  EquivalenceOptions proof;
 };
 
 /// Everything a conversion found, whether or not it wrote a file.
@@ -33,7 +33,7 @@ struct ModelConversionReport {
   std::string model;
   std::string out;
   ConversionOutcome conversion;
-  std::optional<ConversionProof> proof;
+  std::optional<EquivalenceReport> proof;
   std::vector<Diagnosis> diagnoses;  ///< the conversion's, then the checker's, the target's and the proof's
   bool written = false;
   bool external_data = false;  ///< the model keeps (and, once written, the result keeps) weights in a side file

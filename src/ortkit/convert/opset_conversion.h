@@ -2,7 +2,7 @@
 // Moving a model to another ai.onnx opset: ONNX's version converter, with down-conversion adapters
 // of ortkit's own for what today's exporters emit and the stock converter refuses (Gelu-20, Shape-15
 // with start/end, Split-18 with num_outputs, ConstantOfShape-20, ops of opsets 14-22 that only
-// widened their types, ...). Pure model work: proving the result by the numbers is ProveConversion's.
+// widened their types, ...). Pure model work: proving the result by the numbers is CheckEquivalence's.
 
 #include <optional>
 #include <string>

@@ -106,7 +106,7 @@ struct ProofContext {
   const std::string& fixed_bytes;
   ModelFixReport& report;
   /// options.proof, with the sizes the original was traced at where --dim gives none.
-  ConversionProofOptions proof;
+  EquivalenceOptions proof;
 };
 
 /// Whether the fixed model loads and runs on synthesised inputs: what can still be shown when the original
@@ -150,7 +150,7 @@ Result<Verdict> CompareWithOriginal(ProofContext& c) {
     c.report.baseline =
         "the original with its training-mode nodes in inference form (those fixes change the outputs on purpose)";
   }
-  auto proof = ProveConversion(c.runtime, source, c.fixed_bytes, baseline, c.proof);
+  auto proof = CheckEquivalence(c.runtime, source, c.fixed_bytes, baseline, c.proof);
   if (!proof.ok()) {
     if (proof.error().message.rfind("original: ", 0) == 0) {
       c.report.evidence.push_back(

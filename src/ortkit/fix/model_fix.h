@@ -14,12 +14,12 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/check/target_runtime.h"
-#include "ortkit/convert/conversion_proof.h"
 #include "ortkit/convert/opset_conversion.h"
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/fix/fix_passes.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/validate/model_equivalence.h"
 
 namespace ortkit {
 
@@ -34,7 +34,7 @@ struct ModelFixOptions {
   bool fold_constants = false;
   bool external_data = false;  ///< write tensors of 1 KiB or more to OUT.data (also when the weights exceed 1.5 GiB)
   FixPassOptions passes;
-  ConversionProofOptions proof;  ///< inputs, tolerances and session of every run
+  EquivalenceOptions proof;  ///< inputs, tolerances and session of every run
   /// Also move the model to this opset / IR version (--opset, --target-ort), after the other fixes.
   std::optional<ConversionOptions> conversion;
   const OrtRelease* target = nullptr;  ///< when set, the fixed model must also load on this release
@@ -59,7 +59,7 @@ struct ModelFixReport {
   std::vector<FixRefusal> refusals;      ///< what a pass left, and fixes refused by their proof
   std::vector<std::string> not_handled;  ///< codes found that no pass fixes mechanically
   std::string baseline;                  ///< what the fixed model's outputs were compared with
-  std::optional<ConversionProof> proof;
+  std::optional<EquivalenceReport> proof;
   std::vector<FixEvidence> evidence;
   std::vector<std::string> codes_after;  ///< check's rule findings on the fixed model
   std::vector<Diagnosis> diagnoses;      ///< why nothing was written (errors), and warnings

@@ -1,7 +1,9 @@
 #pragma once
-// Proving a conversion by the numbers before anything is written: the original and the converted
-// model run on the same synthesised inputs at two shapes, and every output is compared with
-// validate's tolerances.
+// Whether two models compute the same thing, shown by the numbers before anything is written: the
+// original and a candidate made from it (converted by `convert`, repaired by `fix`) run on the same
+// synthesised inputs at two shapes, and every output is compared with validate's tolerances. The
+// commands that rewrite a model prove their result with it; it lives beside the cross-check it is
+// built on.
 
 #include <optional>
 #include <string>
@@ -19,7 +21,7 @@
 
 namespace ortkit {
 
-struct ConversionProofOptions {
+struct EquivalenceOptions {
   InputPlan inputs;  ///< the first shape; the second doubles every symbolic dimension the plan leaves open
   ToleranceRules tolerance;
   SessionConfig session;
@@ -36,7 +38,7 @@ struct ShapeTrial {
   nlohmann::json ToJson() const;
 };
 
-struct ConversionProof {
+struct EquivalenceReport {
   std::vector<ShapeTrial> trials;
 
   /// Every trial that ran passed, and at least one ran.
@@ -49,11 +51,12 @@ struct ConversionProof {
   nlohmann::json ToJson() const;
 };
 
-/// Runs `original` (a file; its external data found next to it) and `converted_bytes` (a
-/// serialised model with its weights inline) on the same inputs at two shapes. Errors: kRuntime
-/// when the original does not load or run at the first shape ("original: ..."), or when the
-/// converted model does not load or run where the original did ("converted: ...").
-Result<ConversionProof> ProveConversion(Runtime& runtime, const ModelSource& original, std::string_view converted_bytes,
-                                        const onnx::ModelProto& original_proto, const ConversionProofOptions& options);
+/// Runs `original` (a file; its external data found next to it) and `candidate_bytes` (a serialised
+/// model with its weights inline, made from the original) on the same inputs at two shapes. Errors:
+/// kRuntime when the original does not load or run at the first shape ("original: ..."), or when the
+/// candidate does not load or run where the original did ("converted: ...").
+Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelSource& original,
+                                           std::string_view candidate_bytes, const onnx::ModelProto& original_proto,
+                                           const EquivalenceOptions& options);
 
 }  // namespace ortkit

@@ -1,4 +1,4 @@
-#include "model_proof.h"
+#include "equivalence_flags.h"
 
 #include <system_error>
 
@@ -9,10 +9,10 @@
 
 namespace ortkit::cli {
 
-Result<ConversionProofOptions> ProofOptionsFrom(const std::filesystem::path& model,
-                                                const std::vector<std::string>& dims, std::uint64_t seed,
-                                                std::optional<double> atol, std::optional<double> rtol) {
-  ConversionProofOptions proof;
+Result<EquivalenceOptions> EquivalenceOptionsFrom(const std::filesystem::path& model,
+                                                  const std::vector<std::string>& dims, std::uint64_t seed,
+                                                  std::optional<double> atol, std::optional<double> rtol) {
+  EquivalenceOptions proof;
   InputFlags input_flags;
   input_flags.dims = dims;
   input_flags.seed = seed;
@@ -34,25 +34,6 @@ Status CheckOutIsNotModel(const std::filesystem::path& model, const std::filesys
   return MakeError(ErrorKind::kInvalidArgument, fmt::format("--out '{}' is the model being {}; write the {} model "
                                                             "elsewhere",
                                                             out.string(), what, what));
-}
-
-std::string RenderProofTable(const ConversionProof& proof, const Style& style) {
-  Table table({"shape", "output", "max abs error", "mismatches", "result"}, {false, false, true, true, false});
-  for (const auto& trial : proof.trials) {
-    if (!trial.report) {
-      table.AddRow({trial.label, "-", "-", "-", style.Dim("skipped")});
-      continue;
-    }
-    for (const auto& o : trial.report->comparison.outputs) {
-      table.AddRow({trial.label, o.name, fmt::format("{:.3g}", o.max_abs_error), std::to_string(o.mismatches),
-                    o.passed ? style.Green("pass") : style.Red("DIFFERS")});
-    }
-  }
-  std::string out = table.Render(style, "    ");
-  for (const auto& trial : proof.trials) {
-    if (!trial.skipped.empty()) out += style.Dim(fmt::format("    {}: {}\n", trial.label, trial.skipped));
-  }
-  return out;
 }
 
 }  // namespace ortkit::cli

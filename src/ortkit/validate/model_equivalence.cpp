@@ -1,4 +1,4 @@
-#include "ortkit/convert/conversion_proof.h"
+#include "ortkit/validate/model_equivalence.h"
 
 #include <algorithm>
 #include <set>
@@ -73,7 +73,7 @@ nlohmann::json ShapeTrial::ToJson() const {
   return json;
 }
 
-bool ConversionProof::Passed() const {
+bool EquivalenceReport::Passed() const {
   bool ran = false;
   for (const auto& trial : trials) {
     if (!trial.report) continue;
@@ -83,7 +83,7 @@ bool ConversionProof::Passed() const {
   return ran;
 }
 
-double ConversionProof::MaxAbsError() const {
+double EquivalenceReport::MaxAbsError() const {
   double worst = 0;
   for (const auto& trial : trials) {
     if (!trial.report) continue;
@@ -92,20 +92,21 @@ double ConversionProof::MaxAbsError() const {
   return worst;
 }
 
-nlohmann::json ConversionProof::ToJson() const {
+nlohmann::json EquivalenceReport::ToJson() const {
   nlohmann::json json_trials = nlohmann::json::array();
   for (const auto& t : trials) json_trials.push_back(t.ToJson());
   return {{"passed", Passed()}, {"max_abs_error", MaxAbsError()}, {"trials", json_trials}};
 }
 
-std::int64_t ConversionProof::NanBoth() const {
+std::int64_t EquivalenceReport::NanBoth() const {
   std::int64_t total = 0;
   for (const auto& trial : trials) total += trial.nan_both;
   return total;
 }
 
-Result<ConversionProof> ProveConversion(Runtime& runtime, const ModelSource& original, std::string_view converted_bytes,
-                                        const onnx::ModelProto& original_proto, const ConversionProofOptions& options) {
+Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelSource& original,
+                                           std::string_view candidate_bytes, const onnx::ModelProto& original_proto,
+                                           const EquivalenceOptions& options) {
   std::vector<TensorSpec> specs;
   {
     auto session = OpenModel(runtime, original, options.session);
@@ -115,9 +116,9 @@ Result<ConversionProof> ProveConversion(Runtime& runtime, const ModelSource& ori
   const auto hints = AnalyzeInputValues(original_proto);
   CrossCheckPlan plan;
   plan.a = CrossCheckSide{std::string(kOriginal), options.session, original};
-  plan.b = CrossCheckSide{std::string(kConverted), options.session, ModelSource{{}, converted_bytes}};
+  plan.b = CrossCheckSide{std::string(kConverted), options.session, ModelSource{{}, candidate_bytes}};
 
-  ConversionProof proof;
+  EquivalenceReport proof;
   const InputPlan plans[] = {options.inputs, SecondPlan(specs, options.inputs)};
   for (std::size_t i = 0; i < 2; ++i) {
     ShapeTrial trial;
