@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "input_flags.h"
-#include "ortkit/doctor/export_record.h"
+#include "ortkit/model/export_record.h"
 
 namespace ortkit::cli {
 

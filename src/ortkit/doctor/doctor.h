@@ -15,7 +15,7 @@
 #include "ortkit/check/check.h"
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
-#include "ortkit/doctor/export_record.h"
+#include "ortkit/model/export_record.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"

@@ -1,4 +1,4 @@
-#include "ortkit/doctor/export_record.h"
+#include "ortkit/model/export_record.h"
 
 #include <fstream>
 

@@ -1,7 +1,9 @@
 #pragma once
 // export.json, written by the Python export companion (python/ortkit_export) next to model.onnx:
 // how the model was exported, and what the exporter warned about. `doctor` reads it to connect a
-// finding to its cause at export time (a failed validation to the TracerWarning of a traced `if`).
+// finding to its cause at export time (a failed validation to the TracerWarning of a traced `if`);
+// convert and fix read which dimensions are sums of others. It is the contract with the companion
+// and describes the model file beside it, so it lives with the model, below every reader.
 
 #include <filesystem>
 #include <map>
