@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
-    core < diagnose < tensor < model < runtime < {check, env} < {validate, bench} < {convert, doctor, serve, perf,
-    reduce} < fix
+    core < diagnose < tensor < model < runtime < {check, env, inputs} < {validate, bench} < {convert, doctor, serve,
+    perf, reduce} < fix
 
 Modules on one level do not include each other, and no two headers define one type name in one
 namespace. Only runtime/ includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the
@@ -20,6 +20,7 @@ LEVELS = {
     "model": 3,
     "runtime": 4,
     "check": 5, "env": 5,
+    "inputs": 5,  # a run's inputs (files, synthesised, sizes found by running): validate, bench, reduce and fix own them
     "validate": 6, "bench": 6,
     "convert": 7, "doctor": 7, "serve": 7, "perf": 7, "reduce": 7,
     "fix": 8,

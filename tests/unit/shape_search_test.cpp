@@ -1,7 +1,7 @@
 // The size search on models whose dimensions have no names or have limits: a guessed size that fails is
 // grown into a requirement, unnamed axes that must be equal become one, extremes are narrowed, and
 // nothing the model accepts is called a failure.
-#include "ortkit/validate/shape_search.h"
+#include "ortkit/inputs/shape_search.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "ortkit/inputs/prepared_inputs.h"
 #include "ortkit/runtime/run.h"
-#include "ortkit/validate/prepared_inputs.h"
 #include "test_models.h"
 
 namespace ortkit {

@@ -11,10 +11,10 @@
 #include <CLI/CLI.hpp>
 
 #include "ortkit/core/result.h"
+#include "ortkit/inputs/prepared_inputs.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
-#include "ortkit/validate/prepared_inputs.h"
 
 namespace ortkit::cli {
 

@@ -13,12 +13,12 @@
 
 #include "ortkit/check/lint.h"
 #include "ortkit/check/onnx_checker.h"
+#include "ortkit/inputs/shape_search.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/validate/cross_check.h"
 #include "ortkit/validate/reference.h"
-#include "ortkit/validate/shape_search.h"
 #include "ortkit/validate/sweep.h"
 #include "ortkit/validate/validate.h"
 

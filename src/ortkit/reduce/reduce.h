@@ -23,11 +23,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
+#include "ortkit/inputs/prepared_inputs.h"
 #include "ortkit/reduce/failure_condition.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/tensor.h"
-#include "ortkit/validate/prepared_inputs.h"
 
 namespace ortkit {
 

@@ -14,10 +14,10 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/inputs/shape_search.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"
-#include "ortkit/validate/shape_search.h"
 
 namespace ortkit {
 

@@ -14,11 +14,11 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
+#include "ortkit/inputs/prepared_inputs.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/validate/cross_check.h"
 #include "ortkit/validate/localize.h"
-#include "ortkit/validate/prepared_inputs.h"
 #include "ortkit/validate/reference.h"
 #include "ortkit/validate/sweep.h"
 

@@ -1,4 +1,4 @@
-#include "ortkit/validate/shape_search.h"
+#include "ortkit/inputs/shape_search.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "ortkit/validate/prepared_inputs.h"
+#include "ortkit/inputs/prepared_inputs.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/inputs/shape_search.h"
 #include "ortkit/tensor/test_case.h"
-#include "ortkit/validate/shape_search.h"
 
 namespace ortkit {
 namespace {
