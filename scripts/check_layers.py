@@ -4,10 +4,10 @@
     core < diagnose < tensor < model < runtime < {check, env, inputs} < {validate, bench} < {convert, doctor, serve,
     perf, reduce} < fix
 
-Modules on one level do not include each other, and no two headers define one type name in one
-namespace. Only runtime/ includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the
-library and in the commands. Prints each line that breaks a rule (file:line,
-what) and exits 1 when there is one.
+Modules on one level do not include each other, and no type name is defined twice anywhere in src/
+and tools/ (whatever the namespace or file), nor two source files given one name. Only runtime/
+includes ONNX Runtime's headers or uses its C++ types (`Ort::`), in the library and in the
+commands. Prints each line that breaks a rule (file:line, what) and exits 1 when there is one.
 """
 import pathlib
 import re
@@ -77,29 +77,84 @@ def main(root):
     return 1 if problems else 0
 
 
-NAMESPACE = re.compile(r"^namespace ([\w:]+) \{")
-TYPE = re.compile(r"^(?:struct|class|enum class|enum) (\w+)(?: final)?\s*(?:[:{]|$)")
+TYPE = re.compile(r"^(?:struct|class|enum class|enum) (\w+)(?: final)?\s*(?::(?!:)|\{|$)")
 
 
 def twin_types(root):
-    """Two headers defining one type name in one namespace: the linker keeps one of the inline
-    members, and the other header's users run the wrong layout (a crash far from the cause)."""
+    """One name, one type, anywhere in src/ and tools/: two headers defining one type name in one
+    namespace let the linker keep one of the inline members (the other header's users run the wrong
+    layout, a crash far from the cause), and one name for two types in two namespaces or two files
+    (perf's and serve's Endpoint) sends a reader to the wrong one. A type's name is taken where it is
+    defined at the top of a file (`struct Name {`, `class Name : Base`); a member defined out of line
+    (`struct Outer::Impl {`) and types nested in a class are the enclosing type's. Two source files
+    of one name in different folders are refused for the same reason."""
     defined = {}
+    files = {}
     problems = []
-    for path in sorted((pathlib.Path(root) / "src").rglob("*.h")) + sorted((pathlib.Path(root) / "tools").rglob("*.h")):
-        namespace = ""
+    sources = [path for top in ("src", "tools") for path in sorted((pathlib.Path(root) / top).rglob("*"))
+               if path.suffix in (".h", ".cpp")]
+    for path in sources:
+        where_file = str(path.relative_to(root))
+        if path.name in files:
+            problems.append(f"{where_file}: a file of this name is also at {files[path.name]}: one name per concept")
+        else:
+            files[path.name] = where_file
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            if match := NAMESPACE.match(line):
-                namespace = match.group(1)
-            elif (match := TYPE.match(line)) and not line.rstrip().endswith(";"):
-                key = f"{namespace}::{match.group(1)}"
-                where = f"{path.relative_to(root)}:{number}"
-                if key in defined:
-                    problems.append(f"{where}: {key} is also defined at {defined[key]}: one name per type in a namespace")
-                else:
-                    defined[key] = where
+            match = TYPE.match(line)
+            if not match or ("{" not in line and line.rstrip().endswith(";")):  # a declaration only
+                continue
+            name = match.group(1)
+            where = f"{where_file}:{number}"
+            if name in defined:
+                problems.append(f"{where}: type {name} is also defined at {defined[name]}: one name per type, "
+                                "anywhere in src/ and tools/")
+            else:
+                defined[name] = where
     return problems
 
 
+def self_test():
+    """The rules on small trees written here: each must refuse what it is for and pass the rest."""
+    import contextlib
+    import io
+    import tempfile
+
+    def problems(files):
+        with tempfile.TemporaryDirectory() as root:
+            for name, text in files.items():
+                path = pathlib.Path(root) / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = main(root)
+            return code, out.getvalue()
+
+    clean = {"src/ortkit/core/a.h": "namespace ortkit {\nstruct Address {\n};\nstruct Later;\n}\n",
+             "src/ortkit/model/b.cpp": '#include "ortkit/core/a.h"\nstruct Address::Impl {\n};\n'
+                                       "class Holder {\n  struct Address {};\n};\n"}
+    cases = [
+        ("a clean tree", clean, 0, "every include goes down"),
+        ("one name in two namespaces", {**clean, "tools/ortkit/c.h": "namespace ortkit::cli {\nstruct Address {};\n}\n"},
+         1, "type Address is also defined at src/ortkit/core/a.h:2"),
+        ("one name in a .cpp", {**clean, "src/ortkit/model/d.cpp": "namespace {\nenum class Address { kA };\n}\n"},
+         1, "type Address is also defined"),
+        ("one file name twice", {**clean, "src/ortkit/tensor/a.h": "namespace ortkit {}\n"},
+         1, "a file of this name is also at src/ortkit/core/a.h"),
+        ("an include upwards", {**clean, "src/ortkit/core/e.cpp": '#include "ortkit/model/x.h"\n'},
+         1, "core includes model, a layer above it"),
+    ]
+    failed = 0
+    for what, files, want_code, want_text in cases:
+        code, out = problems(files)
+        if code != want_code or want_text not in out:
+            failed += 1
+            print(f"self-test '{what}': exit {code}, wanted {want_code} with '{want_text}':\n{out}")
+    print(f"self-test: {len(cases) - failed} of {len(cases)} cases as expected")
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(self_test())
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parent.parent))

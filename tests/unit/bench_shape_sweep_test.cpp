@@ -18,14 +18,14 @@ DimSpec Fixed(std::int64_t v) { return DimSpec{v, ""}; }
 
 const std::vector<TensorSpec> kEncoder = {Spec("x", {Sym("batch"), Sym("seq_len"), Fixed(64)})};
 
-TEST(BenchShapeSweep, ParsesListsAndDimSweeps) {
+TEST(BenchShapeSweep, ParsesListsAndSweepAxes) {
   EXPECT_EQ(ParseSizeList("1,8,32", "--batch").value(), (std::vector<std::int64_t>{1, 8, 32}));
-  auto sweeps = ParseDimSweeps({"seq_len=16,64", "other=3"}).value();
+  auto sweeps = ParseSweepAxes({"seq_len=16,64", "other=3"}).value();
   ASSERT_EQ(sweeps.size(), 2u);
-  EXPECT_EQ(sweeps[0].name, "seq_len");
+  EXPECT_EQ(sweeps[0].dim, "seq_len");
   EXPECT_EQ(sweeps[0].values, (std::vector<std::int64_t>{16, 64}));
   // A bare number continues the previous name; a new NAME= starts another.
-  auto mixed = ParseDimSweeps({"batch=4,seq_len=16,64"}).value();
+  auto mixed = ParseSweepAxes({"batch=4,seq_len=16,64"}).value();
   ASSERT_EQ(mixed.size(), 2u);
   EXPECT_EQ(mixed[1].values.size(), 2u);
 }
@@ -36,8 +36,8 @@ TEST(BenchShapeSweep, RejectsImpossibleSizes) {
   EXPECT_NE(zero.error().message.find("size 0 is impossible"), std::string::npos) << zero.error().message;
   EXPECT_FALSE(ParseSizeList("1,x", "--batch").ok());
   EXPECT_FALSE(ParseSizeList("4,4", "--batch").ok());
-  EXPECT_FALSE(ParseDimSweeps({"16,64"}).ok());
-  EXPECT_FALSE(ParseDimSweeps({"seq_len=-3"}).ok());
+  EXPECT_FALSE(ParseSweepAxes({"16,64"}).ok());
+  EXPECT_FALSE(ParseSweepAxes({"seq_len=-3"}).ok());
 }
 
 TEST(BenchShapeSweep, CrossesBatchAndDimsWithBatchFastest) {

@@ -79,7 +79,7 @@ TEST_F(ConformanceFixes, Uint16ReferenceForBFloat16InputIsReadAsItsBits) {
   ASSERT_EQ(cases->size(), 1u);
   EXPECT_EQ((*cases)[0].inputs[0].tensor.type(), DataType::kBFloat16);
   EXPECT_DOUBLE_EQ((*cases)[0].inputs[0].tensor.AsDouble(2), -0.5);
-  const ValidationReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
+  const ReferenceReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
   ASSERT_TRUE(report.cases[0].ran) << report.cases[0].run_error;
   EXPECT_TRUE(report.Passed()) << report.ToJson().dump(2);
   EXPECT_EQ(report.cases[0].comparison.outputs[0].max_abs_error, 0.0);
@@ -92,7 +92,7 @@ TEST_F(ConformanceFixes, Uint16ReferenceForBFloat16OutputIsComparedAsBFloat16) {
                List(Tensor::FromVector<std::uint16_t>({4}, kBFloat16Bits).value()));
   auto cases = ReadReference(dir_.path(), inputs_, outputs_);
   ASSERT_TRUE(cases.ok()) << cases.error().message;
-  const ValidationReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
+  const ReferenceReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
   ASSERT_TRUE(report.cases[0].ran) << report.cases[0].run_error;
   const OutputComparison& y = report.cases[0].comparison.outputs[0];
   EXPECT_TRUE(y.type_match) << y.problem;
@@ -110,7 +110,7 @@ TEST_F(ConformanceFixes, Uint16ReferenceIsNotReinterpretedForOtherTypes) {
   ASSERT_TRUE(cases.ok()) << cases.error().message;
   EXPECT_EQ((*cases)[0].inputs[0].tensor.type(), DataType::kUInt16);
   EXPECT_EQ((*cases)[0].expected[0].tensor.type(), DataType::kUInt16);
-  const ValidationReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
+  const ReferenceReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
   ASSERT_TRUE(report.cases[0].ran) << report.cases[0].run_error;
   EXPECT_FALSE(report.cases[0].comparison.outputs[0].type_match);
 }
@@ -157,7 +157,7 @@ TEST_F(ConformanceFixes, CaseThatFailsToRunHasADiagnosisInJson) {
                List(Tensor::FromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6}).value()));
   auto cases = ReadReference(dir_.path(), inputs_, outputs_);
   ASSERT_TRUE(cases.ok()) << cases.error().message;
-  const ValidationReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
+  const ReferenceReport report = ValidateAgainst(*session_, *cases, ToleranceRules{});
   ASSERT_FALSE(report.cases[0].ran);
   const nlohmann::json j = report.ToJson();
   EXPECT_EQ(j["cases"][0]["diagnosis"]["code"], "runtime.shape-mismatch") << j.dump(2);
@@ -184,7 +184,7 @@ TEST_F(ConformanceFixes, BackendCaseCastBFloat16ToFloatPasses) {
   ASSERT_TRUE(session.ok()) << session.error().message;
   auto cases = ReadReference(folder, DescribeInputs(**session).value(), DescribeOutputs(**session).value());
   ASSERT_TRUE(cases.ok()) << cases.error().message;
-  const ValidationReport report = ValidateAgainst(**session, *cases, ToleranceRules{});
+  const ReferenceReport report = ValidateAgainst(**session, *cases, ToleranceRules{});
   EXPECT_TRUE(report.Passed()) << report.ToJson().dump(2);
 }
 

@@ -229,7 +229,7 @@ TEST_F(CheckEquivalenceTest, TheFormulaMatchesTheKernelAtTwoShapes) {
   ASSERT_TRUE(outcome.model.has_value());
   std::string bytes;
   ASSERT_TRUE(outcome.model->SerializeToString(&bytes));
-  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
+  auto proof = CheckEquivalence(*runtime_, ModelToLoad{dir_ / "gelus.onnx", {}}, bytes, original_, {});
   ASSERT_TRUE(proof.ok()) << proof.error().message;
   ASSERT_EQ(proof->trials.size(), 2u);
   EXPECT_EQ(proof->trials[0].label, "batch=1, seq=16");
@@ -249,14 +249,14 @@ TEST_F(CheckEquivalenceTest, AModelThatComputesSomethingElseFails) {
   )");
   std::string bytes;
   ASSERT_TRUE(other.SerializeToString(&bytes));
-  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, bytes, original_, {});
+  auto proof = CheckEquivalence(*runtime_, ModelToLoad{dir_ / "gelus.onnx", {}}, bytes, original_, {});
   ASSERT_TRUE(proof.ok()) << proof.error().message;
   EXPECT_FALSE(proof->Passed());
   EXPECT_GT(proof->MaxAbsError(), 0.01);
 }
 
 TEST_F(CheckEquivalenceTest, AConvertedModelThatDoesNotLoadIsAnError) {
-  auto proof = CheckEquivalence(*runtime_, ModelSource{dir_ / "gelus.onnx", {}}, "not a model", original_, {});
+  auto proof = CheckEquivalence(*runtime_, ModelToLoad{dir_ / "gelus.onnx", {}}, "not a model", original_, {});
   ASSERT_FALSE(proof.ok());
   EXPECT_EQ(proof.error().message.rfind("converted: ", 0), 0u) << proof.error().message;
 }

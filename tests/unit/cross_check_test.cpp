@@ -132,7 +132,7 @@ TEST_F(CrossCheckTest, OptimisationLevelsAgreeOnAHealthyModel) {
   const auto path = dir.WriteModel("chain.onnx", Chain());
   SessionConfig off;
   off.optimization_level = OptimizationLevel::kOff;
-  auto report = CrossCheck(*runtime_, ModelSource{path, {}}, off, SessionConfig{}, ChainInputs(3), {});
+  auto report = CrossCheck(*runtime_, ModelToLoad{path, {}}, off, SessionConfig{}, ChainInputs(3), {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->Passed());
   ASSERT_EQ(report->comparison.outputs.size(), 1u);
@@ -158,7 +158,7 @@ TEST_F(CrossCheckTest, NaNOnBothSidesIsAFindingNotAgreement) {
   inputs.push_back({"x", Tensor::FromVector<float>({2, 4}, {-1, 4, 9, 16, 1, -4, 0, 25}).value()});
   SessionConfig off;
   off.optimization_level = OptimizationLevel::kOff;
-  auto report = CrossCheck(*runtime_, ModelSource{path, {}}, off, SessionConfig{}, inputs, {});
+  auto report = CrossCheck(*runtime_, ModelToLoad{path, {}}, off, SessionConfig{}, inputs, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->Passed());
   const auto& y = report->comparison.outputs.at(0);
@@ -207,7 +207,7 @@ TEST_F(CrossCheckTest, PlacementCountsTheNodesEachSideRan) {
   AddWeight(model, "w2", {5, 3}, 0.1f);
   const auto path = dir.WriteModel("dense.onnx", model);
   const CrossCheckPlan plan = ParseCrossCheckMode("opt-levels").value();
-  auto report = CrossCheck(*runtime_, ModelSource{path, {}}, plan, ChainInputs(2), {});
+  auto report = CrossCheck(*runtime_, ModelToLoad{path, {}}, plan, ChainInputs(2), {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_GT(model.graph().node_size(), 0);
   ExpectEveryNodeOnTheCpu(report->placement_a, model.graph().node_size(), "optimisations off");
@@ -220,7 +220,7 @@ TEST_F(CrossCheckTest, PlacementCountsTheNodesEachSideRan) {
 TEST_F(CrossCheckTest, PlacementIsInTheJson) {
   const std::string healthy = Chain().SerializeAsString();
   auto report =
-      CrossCheck(*runtime_, ModelSource{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
+      CrossCheck(*runtime_, ModelToLoad{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   const nlohmann::json j = report->ToJson();
   for (const char* side : {"a", "b"}) {
@@ -242,7 +242,7 @@ TEST_F(CrossCheckTest, AnUnknownPlacementDoesNotFailTheCheck) {
   ::setenv("TMPDIR", "/nonexistent/ortkit-cross-check-test", 1);
   const std::string healthy = Chain().SerializeAsString();
   auto report =
-      CrossCheck(*runtime_, ModelSource{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
+      CrossCheck(*runtime_, ModelToLoad{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), ChainInputs(1), {});
   if (saved == nullptr) {
     ::unsetenv("TMPDIR");
   } else {
@@ -261,8 +261,8 @@ TEST_F(CrossCheckTest, AnUnknownPlacementDoesNotFailTheCheck) {
 TEST_F(CrossCheckTest, ASideWithAnotherModelDiffers) {
   const std::string healthy = Chain().SerializeAsString();
   const std::string perturbed = Chain(0.5f).SerializeAsString();
-  CrossCheckPlan plan{{"exported", {}, {}}, {"re-exported", {}, ModelSource{{}, perturbed}}};
-  auto report = CrossCheck(*runtime_, ModelSource{{}, healthy}, plan, ChainInputs(2), {});
+  CrossCheckPlan plan{{"exported", {}, {}}, {"re-exported", {}, ModelToLoad{{}, perturbed}}};
+  auto report = CrossCheck(*runtime_, ModelToLoad{{}, healthy}, plan, ChainInputs(2), {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->Passed());
   ASSERT_EQ(report->comparison.outputs.size(), 1u);
@@ -272,15 +272,15 @@ TEST_F(CrossCheckTest, ASideWithAnotherModelDiffers) {
 
 TEST_F(CrossCheckTest, ErrorsNameTheSide) {
   const std::string healthy = Chain().SerializeAsString();
-  CrossCheckPlan plan{{"good", {}, {}}, {"broken", {}, ModelSource{{}, std::string_view("not a model")}}};
-  auto report = CrossCheck(*runtime_, ModelSource{{}, healthy}, plan, ChainInputs(1), {});
+  CrossCheckPlan plan{{"good", {}, {}}, {"broken", {}, ModelToLoad{{}, std::string_view("not a model")}}};
+  auto report = CrossCheck(*runtime_, ModelToLoad{{}, healthy}, plan, ChainInputs(1), {});
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().message.rfind("broken: ", 0), 0u) << report.error().message;
 
   std::vector<NamedTensor> wrong;
   wrong.push_back({"x", Tensor::FromVector<float>({1, 3}, {1, 2, 3}).value()});
   auto bad_inputs =
-      CrossCheck(*runtime_, ModelSource{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), wrong, {});
+      CrossCheck(*runtime_, ModelToLoad{{}, healthy}, ParseCrossCheckMode("opt-levels").value(), wrong, {});
   ASSERT_FALSE(bad_inputs.ok());
   EXPECT_EQ(bad_inputs.error().kind, ErrorKind::kInvalidArgument);
   EXPECT_EQ(bad_inputs.error().message.rfind("optimisations off: ", 0), 0u) << bad_inputs.error().message;

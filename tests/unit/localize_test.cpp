@@ -154,8 +154,8 @@ class LocalizeTest : public ::testing::Test {
   LocalizeReport PerturbedPair(std::int64_t batch, const LocalizeOptions& options) {
     healthy_ = Chain().SerializeAsString();
     perturbed_ = Chain(0.5f).SerializeAsString();
-    CrossCheckPlan plan{{"exported", {}, {}}, {"re-exported", {}, ModelSource{{}, perturbed_}}};
-    auto report = Localize(*runtime_, ModelSource{{}, healthy_}, plan, Inputs(Input("x", {batch, 4})), options);
+    CrossCheckPlan plan{{"exported", {}, {}}, {"re-exported", {}, ModelToLoad{{}, perturbed_}}};
+    auto report = Localize(*runtime_, ModelToLoad{{}, healthy_}, plan, Inputs(Input("x", {batch, 4})), options);
     EXPECT_TRUE(report.ok()) << report.error().message;
     return report.ok() ? std::move(report).value() : LocalizeReport{};
   }
@@ -241,7 +241,7 @@ TEST_F(LocalizeTest, HealthyEncoderAgreesAcrossOptimisationLevels) {
   const std::string encoder = Encoder().SerializeAsString();
   const auto inputs = Inputs(Input("x", {2, 5, 8}));
   const CrossCheckPlan plan = ParseCrossCheckMode("opt-levels").value();
-  auto quick = Localize(*runtime_, ModelSource{{}, encoder}, plan, inputs, LocalizeOptions{});
+  auto quick = Localize(*runtime_, ModelToLoad{{}, encoder}, plan, inputs, LocalizeOptions{});
   ASSERT_TRUE(quick.ok()) << quick.error().message;
   EXPECT_TRUE(quick->outputs.Passed());
   EXPECT_FALSE(quick->walked) << "outputs agree: nothing to localise";
@@ -252,7 +252,7 @@ TEST_F(LocalizeTest, HealthyEncoderAgreesAcrossOptimisationLevels) {
   options.chunk_size = 5;
   std::size_t most_fetched = 0;
   options.on_chunk = [&](const LocalizeChunk& c) { most_fetched = std::max(most_fetched, c.fetched); };
-  auto walked = Localize(*runtime_, ModelSource{{}, encoder}, plan, inputs, options);
+  auto walked = Localize(*runtime_, ModelToLoad{{}, encoder}, plan, inputs, options);
   ASSERT_TRUE(walked.ok()) << walked.error().message;
   EXPECT_TRUE(walked->walked);
   EXPECT_TRUE(walked->complete);
@@ -272,7 +272,7 @@ TEST_F(LocalizeTest, ExposedValuesOfAFusedPatternAreComputedAndSequencesSkipped)
   const std::string norm = DecomposedNorm().SerializeAsString();
   LocalizeOptions options;
   options.skip_if_outputs_agree = false;
-  auto report = Localize(*runtime_, ModelSource{{}, norm}, ParseCrossCheckMode("opt-levels").value(),
+  auto report = Localize(*runtime_, ModelToLoad{{}, norm}, ParseCrossCheckMode("opt-levels").value(),
                          Inputs(Input("x", {3, 6})), options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->divergence.has_value());
@@ -293,7 +293,7 @@ TEST_F(LocalizeTest, DivergenceOfAFusedKernelVanishesWhenExposed) {
   LocalizeOptions options;
   options.tolerance.atol = 1e-6;
   options.tolerance.rtol = 1e-5;
-  auto report = Localize(*runtime_, ModelSource{{}, norm}, ParseCrossCheckMode("opt-levels").value(),
+  auto report = Localize(*runtime_, ModelToLoad{{}, norm}, ParseCrossCheckMode("opt-levels").value(),
                          Inputs(std::move(x)), options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_FALSE(report->outputs.Passed()) << "the fused kernel no longer differs: this test needs another input";
@@ -334,7 +334,7 @@ TEST_F(LocalizeTest, ReferenceFolderWithOneAlteredValue) {
   const fs::path folder = dir_.path() / "intermediates";
   LocalizeOptions options;
   options.chunk_size = 3;
-  auto saved = SaveIntermediates(*runtime_, ModelSource{{}, chain}, SessionConfig{}, Inputs(Input("x", {4, 4})), folder,
+  auto saved = SaveIntermediates(*runtime_, ModelToLoad{{}, chain}, SessionConfig{}, Inputs(Input("x", {4, 4})), folder,
                                  options);
   ASSERT_TRUE(saved.ok()) << saved.error().message;
   EXPECT_EQ(saved->inputs, 1u);
@@ -343,7 +343,7 @@ TEST_F(LocalizeTest, ReferenceFolderWithOneAlteredValue) {
 
   // Unaltered, the reference agrees with a run everywhere (inputs come from the folder).
   options.skip_if_outputs_agree = false;
-  auto clean = LocalizeAgainstReference(*runtime_, ModelSource{{}, chain}, SessionConfig{}, folder, {}, options);
+  auto clean = LocalizeAgainstReference(*runtime_, ModelToLoad{{}, chain}, SessionConfig{}, folder, {}, options);
   ASSERT_TRUE(clean.ok()) << clean.error().message;
   EXPECT_TRUE(clean->outputs.Passed());
   EXPECT_FALSE(clean->divergence.has_value());
@@ -355,7 +355,7 @@ TEST_F(LocalizeTest, ReferenceFolderWithOneAlteredValue) {
   a2->tensor.values<float>()[7] += 0.25f;
   ASSERT_TRUE(WriteTensorProto(folder / "a2.pb", a2->tensor, "a2").ok());
 
-  auto report = LocalizeAgainstReference(*runtime_, ModelSource{{}, chain}, SessionConfig{}, folder, {}, options);
+  auto report = LocalizeAgainstReference(*runtime_, ModelToLoad{{}, chain}, SessionConfig{}, folder, {}, options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_TRUE(report->outputs.Passed()) << "only the intermediate was altered";
   ASSERT_TRUE(report->divergence.has_value());
@@ -386,7 +386,7 @@ TEST_F(LocalizeTest, NpyReferenceMatchedByFileStem) {
   const std::string bytes = model.SerializeAsString();
   const fs::path folder = dir_.path() / "saved";
   auto saved =
-      SaveIntermediates(*runtime_, ModelSource{{}, bytes}, SessionConfig{}, Inputs(Input("x", {2, 4})), folder, {});
+      SaveIntermediates(*runtime_, ModelToLoad{{}, bytes}, SessionConfig{}, Inputs(Input("x", {2, 4})), folder, {});
   ASSERT_TRUE(saved.ok()) << saved.error().message;
   const fs::path npy = dir_.path() / "npy";
   fs::create_directories(npy);
@@ -398,7 +398,7 @@ TEST_F(LocalizeTest, NpyReferenceMatchedByFileStem) {
   }
   LocalizeOptions options;
   options.skip_if_outputs_agree = false;
-  auto report = LocalizeAgainstReference(*runtime_, ModelSource{{}, bytes}, SessionConfig{}, npy, {}, options);
+  auto report = LocalizeAgainstReference(*runtime_, ModelToLoad{{}, bytes}, SessionConfig{}, npy, {}, options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_TRUE(report->divergence.has_value());
   EXPECT_EQ(report->divergence->value, "/layers/h2b/output_0");
@@ -426,10 +426,10 @@ TEST_F(LocalizeTest, ModelWithExternalDataOnDisk) {
   dir_.Write("weights.bin", raw);
   const fs::path path = dir_.WriteModel("chain.onnx", model);
   perturbed_ = Chain(0.5f).SerializeAsString();
-  CrossCheckPlan plan{{"on disk", {}, {}}, {"perturbed", {}, ModelSource{{}, perturbed_}}};
+  CrossCheckPlan plan{{"on disk", {}, {}}, {"perturbed", {}, ModelToLoad{{}, perturbed_}}};
   LocalizeOptions options;
   options.chunk_size = 2;
-  auto report = Localize(*runtime_, ModelSource{path, {}}, plan, Inputs(Input("x", {2, 4})), options);
+  auto report = Localize(*runtime_, ModelToLoad{path, {}}, plan, Inputs(Input("x", {2, 4})), options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_TRUE(report->divergence.has_value());
   EXPECT_EQ(report->divergence->node, "h2");
@@ -446,10 +446,10 @@ TEST_F(LocalizeTest, UnsortedNodesAreWalkedInTopologicalOrder) {
   };
   healthy_ = reversed(Chain());
   perturbed_ = reversed(Chain(0.5f));
-  CrossCheckPlan plan{{"a", {}, {}}, {"b", {}, ModelSource{{}, perturbed_}}};
+  CrossCheckPlan plan{{"a", {}, {}}, {"b", {}, ModelToLoad{{}, perturbed_}}};
   LocalizeOptions options;
   options.chunk_size = 1;
-  auto report = Localize(*runtime_, ModelSource{{}, healthy_}, plan, Inputs(Input("x", {2, 4})), options);
+  auto report = Localize(*runtime_, ModelToLoad{{}, healthy_}, plan, Inputs(Input("x", {2, 4})), options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_TRUE(report->divergence.has_value());
   EXPECT_EQ(report->divergence->node, "h2");
@@ -475,7 +475,7 @@ TEST_F(LocalizeTest, AliasingOutputsAreCopied) {
   const std::string bytes = model.SerializeAsString();
   const fs::path folder = dir_.path() / "alias";
   auto saved =
-      SaveIntermediates(*runtime_, ModelSource{{}, bytes}, SessionConfig{}, Inputs(Input("x", {3, 4})), folder, {});
+      SaveIntermediates(*runtime_, ModelToLoad{{}, bytes}, SessionConfig{}, Inputs(Input("x", {3, 4})), folder, {});
   ASSERT_TRUE(saved.ok()) << saved.error().message;
   EXPECT_EQ(saved->values, 6u);
   auto r = ReadTensorProto(folder / "r.pb");
@@ -489,7 +489,7 @@ TEST_F(LocalizeTest, AliasingOutputsAreCopied) {
   }
   LocalizeOptions options;
   options.skip_if_outputs_agree = false;
-  auto report = LocalizeAgainstReference(*runtime_, ModelSource{{}, bytes}, SessionConfig{}, folder, {}, options);
+  auto report = LocalizeAgainstReference(*runtime_, ModelToLoad{{}, bytes}, SessionConfig{}, folder, {}, options);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->divergence.has_value());
   EXPECT_EQ(report->stats.values_compared, 6u);
@@ -533,13 +533,13 @@ TEST_F(LocalizeTest, ADivergenceTheCheckExplainsGetsTheChecksCause) {
 
 TEST_F(LocalizeTest, BadModelsAndReferencesAreErrors) {
   LocalizeOptions options;
-  auto missing = LocalizeAgainstReference(*runtime_, ModelSource{dir_.path() / "absent.onnx", {}}, SessionConfig{},
+  auto missing = LocalizeAgainstReference(*runtime_, ModelToLoad{dir_.path() / "absent.onnx", {}}, SessionConfig{},
                                           dir_.path() / "no-such-folder", {}, options);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
   const std::string chain = Chain().SerializeAsString();
-  CrossCheckPlan plan{{"a", {}, {}}, {"b", {}, ModelSource{{}, std::string_view("garbage")}}};
-  auto garbage = Localize(*runtime_, ModelSource{{}, chain}, plan, Inputs(Input("x", {1, 4})), options);
+  CrossCheckPlan plan{{"a", {}, {}}, {"b", {}, ModelToLoad{{}, std::string_view("garbage")}}};
+  auto garbage = Localize(*runtime_, ModelToLoad{{}, chain}, plan, Inputs(Input("x", {1, 4})), options);
   ASSERT_FALSE(garbage.ok());
   EXPECT_EQ(garbage.error().message.rfind("b: ", 0), 0u) << garbage.error().message;
 }
@@ -577,7 +577,7 @@ TEST(LocalizeNaN, TheFirstNodeToProduceNaNIsNamed) {
   std::vector<NamedTensor> inputs;
   inputs.push_back({"x", Tensor::FromVector<float>({2, 4}, {1, 2, 3, 4, 11, 12, 13, 14}).value()});
 
-  auto report = Localize(*runtime, ModelSource{{}, bytes}, ParseCrossCheckMode("opt-levels").value(), inputs, {});
+  auto report = Localize(*runtime, ModelToLoad{{}, bytes}, ParseCrossCheckMode("opt-levels").value(), inputs, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_FALSE(report->outputs.Passed());  // NaN on both sides is not agreement
   ASSERT_TRUE(report->divergence.has_value());
@@ -611,7 +611,7 @@ TEST(LocalizeNaN, TheOriginsGraphInputsAndInitializersCarryTheirRanges) {
   model.mutable_graph()->mutable_node(0)->set_name("square_root");
   std::vector<NamedTensor> inputs;
   inputs.push_back({"x", Tensor::FromVector<float>({1, 4}, {-3, -1, 2, 5}).value()});
-  auto report = Localize(*runtime, ModelSource{{}, model.SerializeAsString()},
+  auto report = Localize(*runtime, ModelToLoad{{}, model.SerializeAsString()},
                          ParseCrossCheckMode("opt-levels").value(), inputs, {});
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_TRUE(report->divergence.has_value());

@@ -29,7 +29,7 @@ int Run(const BenchFlags& flags, const CLI::App& cmd) {
   if (flags.model.empty()) return usage("a MODEL is required (or --compare BASE.json NEW.json)");
   auto plan = MakeBenchPlan(flags, cmd);
   if (!plan.ok()) return usage(plan.error().message);
-  return flags.tune ? RunTune(flags, format, *plan) : RunSweep(flags, format, *plan);
+  return flags.tune ? RunTune(flags, format, *plan) : RunBenchSweep(flags, format, *plan);
 }
 
 }  // namespace

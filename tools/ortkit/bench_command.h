@@ -1,7 +1,7 @@
 #pragma once
 // The parts of `ortkit bench`: its flags, its three modes (a sweep, --compare, --tune) and what the
 // modes share. bench_command.cpp registers the flags, checks them and picks the mode; each mode
-// is in a file of its own, and the reports are rendered in bench_report.cpp and bench_*_text.cpp.
+// is in a file of its own (with its own report), and a sweep's report is rendered in bench_render.cpp.
 
 #include <unistd.h>
 
@@ -62,7 +62,7 @@ struct BenchFlags {
 struct BenchPlan {
   SessionConfig config;
   std::vector<std::int64_t> batches;  ///< --batch; empty: the model's default
-  std::vector<DimSweep> sweeps;       ///< --dim
+  std::vector<SweepAxis> sweeps;      ///< --dim
   std::optional<double> duration_s;   ///< --duration
   double latency_budget_ms = 0;       ///< --latency-budget, with --tune
   double time_budget_s = 0;           ///< --time-budget, with --tune
@@ -74,7 +74,7 @@ struct BenchPlan {
 Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd);
 
 /// The sweep of shapes (bench_sweep_command.cpp); returns the exit code.
-int RunSweep(const BenchFlags& flags, Format format, const BenchPlan& plan);
+int RunBenchSweep(const BenchFlags& flags, Format format, const BenchPlan& plan);
 
 /// --compare BASE.json NEW.json (bench_compare_command.cpp); returns the exit code.
 int RunCompare(const BenchFlags& flags, Format format);

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_command.h"
-#include "bench_report.h"
+#include "bench_render.h"
 #include "commands.h"
 #include "ortkit/bench/report.h"
 #include "ortkit/bench/run_comparison.h"

@@ -116,7 +116,7 @@ Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
   if (!flags.batch.empty()) {
     ORTKIT_ASSIGN_OR_RETURN(plan.batches, ParseSizeList(flags.batch, "--batch"));
   }
-  ORTKIT_ASSIGN_OR_RETURN(plan.sweeps, ParseDimSweeps(flags.dims));
+  ORTKIT_ASSIGN_OR_RETURN(plan.sweeps, ParseSweepAxes(flags.dims));
   for (const auto& [path, flag] : {std::pair{flags.plot, "--plot"}, {flags.write_config, "--write-config"}}) {
     ORTKIT_RETURN_IF_ERROR(CheckWritable(path, flag));
   }

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "bench_command.h"
-#include "bench_report.h"
+#include "bench_render.h"
 #include "commands.h"
 #include "ortkit/core/cpus.h"
 #include "ortkit/tensor/synthesis.h"
@@ -88,7 +88,7 @@ int ReportNothingMeasured(const SweepStop& stop, Format format) {
 
 }  // namespace
 
-int RunSweep(const BenchFlags& flags, Format format, const BenchPlan& plan) {
+int RunBenchSweep(const BenchFlags& flags, Format format, const BenchPlan& plan) {
   int exit_code = kExitOk;
   const auto create_start = Clock::now();
   auto opened = OpenModel(flags.model, plan.config, format, "bench", &exit_code);

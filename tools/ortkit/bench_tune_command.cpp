@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_command.h"
-#include "bench_report.h"
+#include "bench_render.h"
 #include "commands.h"
 #include "ortkit/bench/tune.h"
 #include "ortkit/core/cpus.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "inspect_text.h"
+#include "inspect_render.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/model/summary.h"
 #include "terminal.h"

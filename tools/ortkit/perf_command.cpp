@@ -14,7 +14,7 @@
 #include "ortkit/perf/load_generator.h"
 #include "ortkit/perf/perf_plot.h"
 #include "ortkit/perf/request_builder.h"
-#include "perf_report.h"
+#include "perf_render.h"
 #include "terminal.h"
 
 namespace ortkit::cli {

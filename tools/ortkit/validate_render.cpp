@@ -103,7 +103,7 @@ std::string RenderLocalization(const Localization& localization, const Style& st
   return out;
 }
 
-std::string RenderReference(const ValidationReport& report, const std::string& path, const Style& style) {
+std::string RenderReference(const ReferenceReport& report, const std::string& path, const Style& style) {
   std::string text = fmt::format("\n{} {} ({} case{})\n", style.Bold("reference"), path, report.cases.size(),
                                  report.cases.size() == 1 ? "" : "s");
   text += style.Dim(

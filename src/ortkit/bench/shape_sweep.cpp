@@ -50,15 +50,15 @@ std::set<std::string> SymbolicDims(const std::vector<TensorSpec>& inputs) {
   return symbols;
 }
 
-Status CheckSweptDimsExist(const std::vector<TensorSpec>& inputs, const std::vector<DimSweep>& sweeps) {
+Status CheckSweptDimsExist(const std::vector<TensorSpec>& inputs, const std::vector<SweepAxis>& sweeps) {
   const std::set<std::string> symbols = SymbolicDims(inputs);
   for (const auto& sweep : sweeps) {
-    if (!symbols.count(sweep.name)) {
+    if (!symbols.count(sweep.dim)) {
       return MakeError(ErrorKind::kInvalidArgument,
                        symbols.empty()
-                           ? fmt::format("--dim {}: the model has no symbolic input dimensions to set", sweep.name)
+                           ? fmt::format("--dim {}: the model has no symbolic input dimensions to set", sweep.dim)
                            : fmt::format("--dim {}: no input has a dimension named '{}'; symbolic dimensions: {}",
-                                         sweep.name, sweep.name, fmt::join(symbols, ", ")));
+                                         sweep.dim, sweep.dim, fmt::join(symbols, ", ")));
     }
   }
   return OkStatus();
@@ -85,7 +85,7 @@ Result<std::int64_t> FixedBatch(const std::vector<TensorSpec>& inputs, const std
 }
 
 // Every combination of the axes' sizes, the first axis varying fastest.
-Result<std::vector<ShapePoint>> CrossAxes(const std::vector<DimSweep>& axes, const std::string& batch_symbol,
+Result<std::vector<ShapePoint>> CrossAxes(const std::vector<SweepAxis>& axes, const std::string& batch_symbol,
                                           std::int64_t fixed_batch) {
   std::size_t total = 1;
   for (const auto& axis : axes) {
@@ -104,9 +104,9 @@ Result<std::vector<ShapePoint>> CrossAxes(const std::vector<DimSweep>& axes, con
     std::vector<std::string> parts;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const std::int64_t v = axes[a].values[index[a]];
-      point.dims[axes[a].name] = v;
-      if (axes[a].name == batch_symbol) point.batch = v;
-      parts.push_back(fmt::format("{}={}", axes[a].name, v));
+      point.dims[axes[a].dim] = v;
+      if (axes[a].dim == batch_symbol) point.batch = v;
+      parts.push_back(fmt::format("{}={}", axes[a].dim, v));
     }
     point.label = parts.empty() ? "default" : fmt::format("{}", fmt::join(parts, " "));
     points.push_back(std::move(point));
@@ -132,10 +132,10 @@ Result<std::vector<std::int64_t>> ParseSizeList(const std::string& text, const s
   return sizes;
 }
 
-Result<std::vector<DimSweep>> ParseDimSweeps(const std::vector<std::string>& values) {
-  std::vector<DimSweep> sweeps;
+Result<std::vector<SweepAxis>> ParseSweepAxes(const std::vector<std::string>& values) {
+  std::vector<SweepAxis> sweeps;
   for (const auto& value : values) {
-    DimSweep* current = nullptr;
+    SweepAxis* current = nullptr;
     for (const auto& item : Split(value, ',')) {
       const auto eq = item.find('=');
       std::string number = item;
@@ -144,7 +144,7 @@ Result<std::vector<DimSweep>> ParseDimSweeps(const std::vector<std::string>& val
         if (name.empty()) {
           return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim '{}': expected NAME=SIZE[,SIZE...]", value));
         }
-        auto existing = std::find_if(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == name; });
+        auto existing = std::find_if(sweeps.begin(), sweeps.end(), [&](const SweepAxis& s) { return s.dim == name; });
         if (existing != sweeps.end()) {
           return MakeError(ErrorKind::kInvalidArgument, fmt::format("--dim {}: '{}' is given twice", value, name));
         }
@@ -158,7 +158,7 @@ Result<std::vector<DimSweep>> ParseDimSweeps(const std::vector<std::string>& val
       ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParsePositive(number, "--dim " + value));
       if (std::find(current->values.begin(), current->values.end(), v) != current->values.end()) {
         return MakeError(ErrorKind::kInvalidArgument,
-                         fmt::format("--dim {}: {}={} is listed twice", value, current->name, v));
+                         fmt::format("--dim {}: {}={} is listed twice", value, current->dim, v));
       }
       current->values.push_back(v);
     }
@@ -181,16 +181,16 @@ std::string FindBatchSymbol(const std::vector<TensorSpec>& inputs) {
 
 Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>& inputs,
                                                   const std::vector<std::int64_t>& batches,
-                                                  const std::vector<DimSweep>& sweeps) {
+                                                  const std::vector<SweepAxis>& sweeps) {
   ORTKIT_RETURN_IF_ERROR(CheckSweptDimsExist(inputs, sweeps));
   const std::string batch_symbol = FindBatchSymbol(inputs);
-  std::vector<DimSweep> axes;
+  std::vector<SweepAxis> axes;
   std::int64_t fixed_batch = 1;
   if (!batches.empty()) {
     if (batch_symbol.empty()) {
       ORTKIT_ASSIGN_OR_RETURN(fixed_batch, FixedBatch(inputs, batches));
     } else {
-      if (std::any_of(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; })) {
+      if (std::any_of(sweeps.begin(), sweeps.end(), [&](const SweepAxis& s) { return s.dim == batch_symbol; })) {
         return MakeError(
             ErrorKind::kInvalidArgument,
             fmt::format("--dim {} and --batch both set the batch dimension '{}'; use one", batch_symbol, batch_symbol));
@@ -198,13 +198,13 @@ Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>&
       axes.push_back({batch_symbol, batches});
     }
   } else if (!batch_symbol.empty()) {
-    auto swept = std::find_if(sweeps.begin(), sweeps.end(), [&](const DimSweep& s) { return s.name == batch_symbol; });
+    auto swept = std::find_if(sweeps.begin(), sweeps.end(), [&](const SweepAxis& s) { return s.dim == batch_symbol; });
     // The first axis every input shares is a batch, whatever its name (p2o.DynamicDimension.0): 1 by default.
     if (swept == sweeps.end()) axes.push_back({batch_symbol, {1}});
   }
   // The batch axis first in `axes` so that it varies fastest in the expansion.
   for (const auto& s : sweeps) {
-    if (s.name == batch_symbol)
+    if (s.dim == batch_symbol)
       axes.insert(axes.begin(), s);
     else
       axes.push_back(s);

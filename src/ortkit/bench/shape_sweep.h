@@ -8,22 +8,17 @@
 #include <vector>
 
 #include "ortkit/core/result.h"
+#include "ortkit/inputs/sweep_axis.h"
 #include "ortkit/runtime/run.h"
 
 namespace ortkit {
-
-/// One symbolic dimension and the sizes to measure it at.
-struct DimSweep {
-  std::string name;
-  std::vector<std::int64_t> values;
-};
 
 /// Parses "1,8,32" (sizes >= 1, no duplicates). `flag` names the flag in the error.
 Result<std::vector<std::int64_t>> ParseSizeList(const std::string& text, const std::string& flag);
 
 /// Parses --dim values: each "NAME=V[,V...]"; within one value a bare number continues the
 /// previous name ("batch=4,seq_len=16,64" is batch 4 and seq_len 16 and 64).
-Result<std::vector<DimSweep>> ParseDimSweeps(const std::vector<std::string>& values);
+Result<std::vector<SweepAxis>> ParseSweepAxes(const std::vector<std::string>& values);
 
 /// The symbolic first dimension that the inputs with a symbolic first dimension share
 /// ("batch", "batch_size", "N"); empty when no input has one or they disagree.
@@ -43,6 +38,6 @@ struct ShapePoint {
 /// --dim sweeps the batch dimension as well as --batch, or when there are more than 256 points.
 Result<std::vector<ShapePoint>> ExpandShapePoints(const std::vector<TensorSpec>& inputs,
                                                   const std::vector<std::int64_t>& batches,
-                                                  const std::vector<DimSweep>& sweeps);
+                                                  const std::vector<SweepAxis>& sweeps);
 
 }  // namespace ortkit

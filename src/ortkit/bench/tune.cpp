@@ -208,15 +208,15 @@ ShapePoint TuneWorkload::AtBatch(std::int64_t batch) const {
 }
 
 Result<TuneWorkload> PlanTuneWorkload(const std::vector<TensorSpec>& named_inputs, std::vector<std::int64_t> batches,
-                                      const std::vector<DimSweep>& sweeps) {
+                                      const std::vector<SweepAxis>& sweeps) {
   TuneWorkload workload;
   workload.batch_dim = FindBatchSymbol(named_inputs);
   if (batches.empty() && !workload.batch_dim.empty()) batches = {1, 2, 4, 8, 16, 32};
   std::sort(batches.begin(), batches.end());
   // Other dimensions: the first size of each sweep, so that the tuner measures one workload.
-  std::vector<DimSweep> fixed_dims;
+  std::vector<SweepAxis> fixed_dims;
   fixed_dims.reserve(sweeps.size());
-  for (const auto& s : sweeps) fixed_dims.push_back({s.name, {s.values.front()}});
+  for (const auto& s : sweeps) fixed_dims.push_back({s.dim, {s.values.front()}});
   ORTKIT_ASSIGN_OR_RETURN(auto points, ExpandShapePoints(named_inputs, batches, fixed_dims));
   workload.first = points.front();
   if (batches.empty()) batches.push_back(workload.first.batch);

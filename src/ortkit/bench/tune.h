@@ -96,7 +96,7 @@ struct TuneWorkload {
 /// 8, 16, 32 when the inputs have a batch dimension, else the model's own), and every --dim sweep
 /// at its first size. Fails as ExpandShapePoints does.
 Result<TuneWorkload> PlanTuneWorkload(const std::vector<TensorSpec>& named_inputs, std::vector<std::int64_t> batches,
-                                      const std::vector<DimSweep>& sweeps);
+                                      const std::vector<SweepAxis>& sweeps);
 
 /// Inputs for a batch size (the caller synthesises them for the model's other dimensions).
 using InputsForBatch = std::function<Result<std::vector<NamedTensor>>(std::int64_t batch)>;

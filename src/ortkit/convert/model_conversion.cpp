@@ -39,7 +39,7 @@ Status Prove(const ModelConversionOptions& options, const onnx::ModelProto& orig
   if (!converted.SerializeToString(&bytes)) {
     return MakeError(ErrorKind::kInternal, "the converted model could not be serialised");
   }
-  auto proof = CheckEquivalence(**runtime, ModelSource{options.model, {}}, bytes, original, options.proof);
+  auto proof = CheckEquivalence(**runtime, ModelToLoad{options.model, {}}, bytes, original, options.proof);
   if (!proof.ok()) {
     report.diagnoses.push_back(Diagnose("convert.not-validated", proof.error().message, file));
     return OkStatus();

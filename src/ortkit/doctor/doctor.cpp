@@ -119,7 +119,7 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
   return diagnoses;
 }
 
-std::vector<Diagnosis> ValidationDiagnoses(const ValidationReport& report, const std::string& reference) {
+std::vector<Diagnosis> ValidationDiagnoses(const ReferenceReport& report, const std::string& reference) {
   std::vector<Diagnosis> diagnoses;
   for (const auto& c : report.cases) {
     if (!c.ran) {
@@ -187,7 +187,7 @@ void SettleOutputDimNames(const SweepReport& sweep, std::vector<Diagnosis>& diag
 }
 
 /// A failed validation next to a TracerWarning about a traced `if` is the classic lost branch.
-std::vector<Diagnosis> ConnectBranchWarnings(const ExportRecord& record, const ValidationReport& validation) {
+std::vector<Diagnosis> ConnectBranchWarnings(const ExportRecord& record, const ReferenceReport& validation) {
   std::vector<std::string> failed, passed;
   for (const auto& c : validation.cases) (c.ran && c.comparison.Passed() ? passed : failed).push_back(c.label);
   std::vector<Diagnosis> diagnoses;

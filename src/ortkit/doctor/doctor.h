@@ -60,7 +60,7 @@ struct LatencySummary {
 struct ProviderReport {
   std::string provider;
   bool loaded = false;
-  std::optional<ValidationReport> validation;
+  std::optional<ReferenceReport> validation;
   std::optional<CrossCheckReport> cross_check;
   std::optional<SweepReport> sweep;
   std::optional<LatencySummary> latency;

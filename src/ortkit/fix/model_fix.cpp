@@ -141,12 +141,12 @@ Result<Verdict> CompareWithOriginal(ProofContext& c) {
   }
   std::string baseline_bytes;
   onnx::ModelProto baseline = c.original;
-  ModelSource source{c.options.model, {}};
+  ModelToLoad source{c.options.model, {}};
   c.report.baseline = "the original";
   if (!meant_to_change.empty()) {
     baseline = ApplyPasses(c.original, meant_to_change, c.options.passes).model;
     ORTKIT_ASSIGN_OR_RETURN(baseline_bytes, Serialize(baseline));
-    source = ModelSource{{}, baseline_bytes};
+    source = ModelToLoad{{}, baseline_bytes};
     c.report.baseline =
         "the original with its training-mode nodes in inference form (those fixes change the outputs on purpose)";
   }
@@ -216,7 +216,7 @@ Result<FixEvidence> SameTwice(ProofContext& c) {
   exact.rtol = 0;
   const SessionConfig& config = c.proof.session;
   ORTKIT_ASSIGN_OR_RETURN(auto report,
-                          CrossCheck(c.runtime, ModelSource{{}, c.fixed_bytes}, config, config, inputs, exact));
+                          CrossCheck(c.runtime, ModelToLoad{{}, c.fixed_bytes}, config, config, inputs, exact));
   return FixEvidence{claim, report.Passed(),
                      report.Passed() ? "every output identical" : "the outputs differ between runs"};
 }
@@ -372,7 +372,7 @@ void EvidenceFromCheck(const std::vector<FixChange>& changes, ModelFixReport& re
 /// those axes, which the proofs' own inputs would not).
 void SettleProofSizes(Runtime& runtime, const ModelFixOptions& options, const onnx::ModelProto& original,
                       InputPlan& plan) {
-  auto session = OpenModel(runtime, ModelSource{options.model, {}}, options.proof.session);
+  auto session = OpenModel(runtime, ModelToLoad{options.model, {}}, options.proof.session);
   if (!session.ok()) return;  // the comparison says why the original does not load
   auto specs = DescribeInputs(**session);
   if (!specs.ok()) return;

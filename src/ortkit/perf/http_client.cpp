@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "ortkit/perf/http_connection.h"
 #include "ortkit/perf/http_infer.h"
+#include "ortkit/perf/http_transport.h"
 #include "ortkit/perf/infer_client.h"
 
 namespace ortkit::perf {
@@ -18,7 +18,7 @@ class HttpInferClient final : public InferClient {
  public:
   HttpInferClient(const std::string& base, const ClientOptions& options)
       : options_(options),
-        connection_(Endpoint::FromBase(base), options.timeout_ms),
+        connection_(ServerAddress::FromBase(base), options.timeout_ms),
         infer_path_(InferPath(options.model)) {}
 
   Status CheckReady() override {
@@ -96,7 +96,7 @@ Result<std::string> HttpGetText(const std::string& url, int timeout_ms) {
   const std::string base = path_begin == std::string::npos ? url : url.substr(0, path_begin);
   const std::string path = path_begin == std::string::npos ? "/" : url.substr(path_begin);
   ORTKIT_ASSIGN_OR_RETURN(std::string normalized, NormalizeHttpBase(base));
-  HttpConnection connection(Endpoint::FromBase(normalized), timeout_ms);
+  HttpConnection connection(ServerAddress::FromBase(normalized), timeout_ms);
   HttpAnswer answer = connection.Exchange({"GET", path, {}, {}, 0});
   if (!answer.ok()) return MakeError(ErrorKind::kUnavailable, fmt::format("GET {}: {}", url, answer.Describe()));
   if (answer.status != 200)

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "ortkit/perf/http_connection.h"
+#include "ortkit/perf/http_transport.h"
 #include "ortkit/perf/infer_client.h"
 
 namespace ortkit::perf {

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "ortkit/perf/http_connection.h"
 #include "ortkit/perf/http_infer.h"
+#include "ortkit/perf/http_transport.h"
 #include "ortkit/perf/infer_client.h"
 
 namespace ortkit::perf {
@@ -26,7 +26,7 @@ class HttpInferLoop final : public InferLoop {
   HttpInferLoop(const std::string& base, const ClientOptions& options, std::size_t connections, int epoll)
       : epoll_(epoll), infer_path_(InferPath(options.model)), slots_(connections) {
     for (auto& slot : slots_)
-      slot.connection = std::make_unique<HttpConnection>(Endpoint::FromBase(base), options.timeout_ms, false);
+      slot.connection = std::make_unique<HttpConnection>(ServerAddress::FromBase(base), options.timeout_ms, false);
     events_.resize(connections);
   }
   ~HttpInferLoop() override { ::close(epoll_); }

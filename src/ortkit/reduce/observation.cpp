@@ -39,7 +39,7 @@ std::optional<std::string> NonFiniteOutput(std::span<const NamedTensor> outputs)
 Observation ObserveDivergence(Runtime& runtime, const ProbeSettings& settings, std::string_view bytes,
                               std::span<const NamedTensor> inputs) {
   if (!settings.plan) return Passed("no cross-check plan");
-  auto report = CrossCheck(runtime, ModelSource{{}, bytes}, *settings.plan, inputs, settings.tolerance);
+  auto report = CrossCheck(runtime, ModelToLoad{{}, bytes}, *settings.plan, inputs, settings.tolerance);
   if (!report.ok()) return Passed(report.error().message);
   if (report->Passed()) return Passed("the outputs agree within tolerance");
   Observation o;

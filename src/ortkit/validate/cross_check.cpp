@@ -152,9 +152,9 @@ Result<std::vector<NamedTensor>> DeclaredInputs(Session& session, std::span<cons
   return declared;
 }
 
-Result<SideRun> RunSide(Runtime& runtime, const ModelSource& shared, const CrossCheckSide& side,
+Result<SideRun> RunSide(Runtime& runtime, const ModelToLoad& shared, const CrossCheckSide& side,
                         std::span<const NamedTensor> inputs) {
-  const ModelSource& model = side.model.empty() ? shared : side.model;
+  const ModelToLoad& model = side.model.empty() ? shared : side.model;
   // Declared before the session, so that the session (whose runtime may still write its trace on
   // release) is gone before the folder is removed.
   auto scratch = ScratchFolder::Create("cross-check");
@@ -184,7 +184,7 @@ Result<SideRun> RunSide(Runtime& runtime, const ModelSource& shared, const Cross
 
 }  // namespace
 
-std::string ModelSource::Describe() const {
+std::string ModelToLoad::Describe() const {
   if (!bytes.empty()) return fmt::format("the model in memory ({})", HumanBytes(bytes.size()));
   return fmt::format("'{}'", path.string());
 }
@@ -219,13 +219,13 @@ std::pair<std::string, std::string> LabelSides(const SessionConfig& a, const Ses
   return {"first run", "second run"};
 }
 
-Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelSource& model, const SessionConfig& config) {
+Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config) {
   if (!model.bytes.empty()) return Session::CreateFromBytes(runtime, model.bytes, config);
   if (model.path.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model given: neither a path nor bytes");
   return Session::Create(runtime, model.path, config);
 }
 
-Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
                                     std::span<const NamedTensor> inputs, const ToleranceRules& tolerance) {
   CrossCheckReport report;
   report.label_a = plan.a.label;
@@ -248,7 +248,7 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, 
   return report;
 }
 
-Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const SessionConfig& a,
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const SessionConfig& a,
                                     const SessionConfig& b, std::span<const NamedTensor> inputs,
                                     const ToleranceRules& tolerance) {
   auto [label_a, label_b] = LabelSides(a, b);

@@ -23,7 +23,7 @@ namespace ortkit {
 
 /// A model to load: a file (external data resolved next to it) or serialised bytes in memory
 /// (external data resolved against the current directory, as Session::CreateFromBytes does).
-struct ModelSource {
+struct ModelToLoad {
   std::filesystem::path path;  ///< used when `bytes` is empty
   std::string_view bytes;      ///< a serialised ModelProto, not owned: it must outlive every call given it
 
@@ -36,7 +36,7 @@ struct ModelSource {
 struct CrossCheckSide {
   std::string label;  ///< "optimisations off", "cpu"
   SessionConfig config;
-  ModelSource model;  ///< empty: the model both sides share
+  ModelToLoad model;  ///< empty: the model both sides share
 };
 
 /// The two sides a cross-check mode stands for.
@@ -104,12 +104,12 @@ struct CrossCheckReport {
 /// the next is created, so at most one is held at a time. Each side's session is profiled into a
 /// temporary folder, removed afterwards, to record where its nodes ran. Errors (a model that does not load on a
 /// side, inputs that do not fit) are prefixed with the side's label.
-Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
                                     std::span<const NamedTensor> inputs, const ToleranceRules& tolerance);
 
 /// The same with two configurations of one model, labelled by what differs between them
 /// ("cpu" / "cuda", "optimisations off" / "optimisations all", else "first run" / "second run").
-Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, const SessionConfig& a,
+Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const SessionConfig& a,
                                     const SessionConfig& b, std::span<const NamedTensor> inputs,
                                     const ToleranceRules& tolerance);
 
@@ -117,6 +117,6 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelSource& model, 
 std::pair<std::string, std::string> LabelSides(const SessionConfig& a, const SessionConfig& b);
 
 /// Creates a session for `model` with `config`.
-Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelSource& model, const SessionConfig& config);
+Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config);
 
 }  // namespace ortkit

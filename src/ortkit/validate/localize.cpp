@@ -43,7 +43,7 @@ Error LoadError(const ModelLoad& load, const std::string& what) {
   return MakeError(load.io_error ? ErrorKind::kIo : ErrorKind::kInvalidModel, fmt::format("{}: {}", what, message));
 }
 
-Result<onnx::ModelProto> LoadProto(const ModelSource& source) {
+Result<onnx::ModelProto> LoadProto(const ModelToLoad& source) {
   if (!source.bytes.empty()) {
     ModelLoad load = ParseModelBytes(source.bytes, "the model");
     if (load.model == nullptr) return LoadError(load, "parsing the model");
@@ -126,7 +126,7 @@ struct WorkingModel {
   GraphIndex index;
 };
 
-Result<WorkingModel> MakeWorkingModel(const ModelSource& source) {
+Result<WorkingModel> MakeWorkingModel(const ModelToLoad& source) {
   WorkingModel model;
   ORTKIT_ASSIGN_OR_RETURN(model.proto, LoadProto(source));
   model.original_outputs = model.proto.graph().output_size();
@@ -442,7 +442,7 @@ std::string ReferenceFileStem(std::string_view value_name) {
 
 bool LocalizeReport::vanished() const { return walked && complete && !divergence && !outputs.Passed(); }
 
-Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
   const auto start = Clock::now();
   LocalizeReport report;
@@ -483,7 +483,7 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, cons
   return report;
 }
 
-Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 std::span<const NamedTensor> reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
   const auto start = Clock::now();
@@ -540,7 +540,7 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSou
   return report;
 }
 
-Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 const std::filesystem::path& reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
   ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(reference));
@@ -550,7 +550,7 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSou
   return report;
 }
 
-Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                              std::span<const NamedTensor> inputs, const std::filesystem::path& folder,
                                              const LocalizeOptions& options) {
   const auto start = Clock::now();

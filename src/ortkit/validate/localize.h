@@ -134,19 +134,19 @@ std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onn
 /// Localises between the two sides of `plan` on `inputs`. Sides with an empty `model` load
 /// `model`; sides with their own model (the same graph with other weights, say) are compared value
 /// by value under the names both graphs produce, in side A's topological order.
-Result<LocalizeReport> Localize(Runtime& runtime, const ModelSource& model, const CrossCheckPlan& plan,
+Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options);
 
 /// Localises a run of `model` with `config` (side B, labelled by its provider) against recorded
 /// values (side A, labelled "reference"). A value is matched to a reference tensor by its name or
 /// by ReferenceFileStem(name). When `inputs` is empty, the reference tensors named after graph
 /// inputs are fed.
-Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 std::span<const NamedTensor> reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options);
 
 /// The same, reading the reference with ReadTensors (a folder of NAME.npy or .pb files, an .npz).
-Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 const std::filesystem::path& reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options);
 
@@ -164,7 +164,7 @@ struct SavedIntermediates {
 /// `folder` as ReferenceFileStem(name).pb (the TensorProto keeps the exact name), a chunk at a time
 /// as Localize exposes them: a reference for LocalizeAgainstReference on another machine or build.
 /// Uses options.chunk_size, max_values and time_budget. Creates the folder.
-Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelSource& model, const SessionConfig& config,
+Result<SavedIntermediates> SaveIntermediates(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                              std::span<const NamedTensor> inputs, const std::filesystem::path& folder,
                                              const LocalizeOptions& options);
 

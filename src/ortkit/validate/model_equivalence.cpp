@@ -104,7 +104,7 @@ std::int64_t EquivalenceReport::NanBoth() const {
   return total;
 }
 
-Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelSource& original,
+Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelToLoad& original,
                                            std::string_view candidate_bytes, const onnx::ModelProto& original_proto,
                                            const EquivalenceOptions& options) {
   std::vector<TensorSpec> specs;
@@ -116,7 +116,7 @@ Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelSource& 
   const auto hints = AnalyzeInputValues(original_proto);
   CrossCheckPlan plan;
   plan.a = CrossCheckSide{std::string(kOriginal), options.session, original};
-  plan.b = CrossCheckSide{std::string(kConverted), options.session, ModelSource{{}, candidate_bytes}};
+  plan.b = CrossCheckSide{std::string(kConverted), options.session, ModelToLoad{{}, candidate_bytes}};
 
   EquivalenceReport proof;
   const InputPlan plans[] = {options.inputs, SecondPlan(specs, options.inputs)};

@@ -55,7 +55,7 @@ struct EquivalenceReport {
 /// model with its weights inline, made from the original) on the same inputs at two shapes. Errors:
 /// kRuntime when the original does not load or run at the first shape ("original: ..."), or when the
 /// candidate does not load or run where the original did ("converted: ...").
-Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelSource& original,
+Result<EquivalenceReport> CheckEquivalence(Runtime& runtime, const ModelToLoad& original,
                                            std::string_view candidate_bytes, const onnx::ModelProto& original_proto,
                                            const EquivalenceOptions& options);
 

@@ -132,12 +132,12 @@ Result<std::vector<ReferenceCase>> ReadReference(const std::filesystem::path& pa
   return cases;
 }
 
-bool ValidationReport::Passed() const {
+bool ReferenceReport::Passed() const {
   return !cases.empty() &&
          std::all_of(cases.begin(), cases.end(), [](const CaseResult& c) { return c.ran && c.comparison.Passed(); });
 }
 
-nlohmann::json ValidationReport::ToJson() const {
+nlohmann::json ReferenceReport::ToJson() const {
   nlohmann::json j = {{"passed", Passed()}, {"cases", nlohmann::json::array()}};
   for (const auto& c : cases) {
     nlohmann::json cj = {{"label", c.label}, {"ran", c.ran}};
@@ -151,9 +151,9 @@ nlohmann::json ValidationReport::ToJson() const {
   return j;
 }
 
-ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
-                                 const ToleranceRules& tolerance) {
-  ValidationReport report;
+ReferenceReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
+                                const ToleranceRules& tolerance) {
+  ReferenceReport report;
   for (const auto& c : cases) {
     CaseResult result;
     result.label = c.label;

@@ -38,7 +38,8 @@ struct CaseResult {
   ComparisonReport comparison;
 };
 
-struct ValidationReport {
+/// The model's outputs against reference cases (ValidateAgainst), case by case.
+struct ReferenceReport {
   std::vector<CaseResult> cases;
   bool Passed() const;
   /// {"passed", "cases": [{"label", "ran", "comparison"} or {"label", "ran": false, "run_error",
@@ -47,7 +48,7 @@ struct ValidationReport {
 };
 
 /// Runs every case on `session` and compares with its expected outputs.
-ValidationReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
-                                 const ToleranceRules& tolerance);
+ReferenceReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
+                                const ToleranceRules& tolerance);
 
 }  // namespace ortkit

@@ -15,16 +15,12 @@
 #include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/inputs/shape_search.h"
+#include "ortkit/inputs/sweep_axis.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/synthesis.h"
 
 namespace ortkit {
-
-struct SweepAxis {
-  std::string dim;                   ///< a symbolic dimension name of the inputs
-  std::vector<std::int64_t> values;  ///< sizes to try, in order
-};
 
 /// Parses "batch=1,4,16" into an axis. Errors name the text.
 Result<SweepAxis> ParseSweepAxis(const std::string& text);

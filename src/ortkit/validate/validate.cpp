@@ -67,7 +67,7 @@ bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& m
     prepared = std::move(made).value();
   }
   const std::span<const NamedTensor> inputs = options.given_inputs != nullptr ? *options.given_inputs : prepared;
-  const ModelSource source{options.model, {}};
+  const ModelToLoad source{options.model, {}};
   auto cross = CrossCheck(runtime, source, *plan, inputs, options.tolerance);
   if (!cross.ok() &&
       (cross.error().kind == ErrorKind::kUnavailable || cross.error().kind == ErrorKind::kInvalidArgument)) {
@@ -130,7 +130,7 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
   if (!options.compare.empty() && !RunCrossCheck(runtime, session, model, specs, options, report)) return report;
   if (options.localize && report.reference && !report.reference->Passed()) {
     report.localizations.push_back(
-        Localized(LocalizeAgainstReference(runtime, ModelSource{options.model, {}}, options.session, options.reference,
+        Localized(LocalizeAgainstReference(runtime, ModelToLoad{options.model, {}}, options.session, options.reference,
                                            {}, LocalizeOptionsFor(options)),
                   model));
   }

@@ -73,7 +73,7 @@ struct Localization {
 
 struct ValidateReport {
   std::filesystem::path reference_path;
-  std::optional<ValidationReport> reference;
+  std::optional<ReferenceReport> reference;
   std::string compare_mode;
   std::optional<CrossCheckReport> cross_check;
   /// The cross-check's runs failed at its inputs: a finding, and the other steps still run.

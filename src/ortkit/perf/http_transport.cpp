@@ -1,5 +1,5 @@
-// perf's HTTP connection (http_connection.h): sockets, gathered writes, and Beast's parser fed from a reused buffer.
-#include "ortkit/perf/http_connection.h"
+// perf's HTTP transport (http_transport.h): sockets, gathered writes, and Beast's parser fed from a reused buffer.
+#include "ortkit/perf/http_transport.h"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -88,8 +88,8 @@ int ConnectTo(const addrinfo& address, int timeout_ms, bool blocking, std::strin
 
 std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
 
-Endpoint Endpoint::FromBase(const std::string& base) {
-  Endpoint endpoint;
+ServerAddress ServerAddress::FromBase(const std::string& base) {
+  ServerAddress endpoint;
   endpoint.base = base;
   endpoint.host_header = base.substr(base.find("://") + 3);
   const auto colon = endpoint.host_header.rfind(':');
@@ -102,7 +102,7 @@ Endpoint Endpoint::FromBase(const std::string& base) {
 
 std::string HttpAnswer::Describe() const { return detail.empty() ? error : fmt::format("{} ({})", error, detail); }
 
-HttpConnection::HttpConnection(Endpoint endpoint, int timeout_ms, bool blocking)
+HttpConnection::HttpConnection(ServerAddress endpoint, int timeout_ms, bool blocking)
     : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms), blocking_(blocking) {}
 
 HttpConnection::~HttpConnection() { Close(); }

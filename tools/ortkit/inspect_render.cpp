@@ -1,5 +1,5 @@
 // ortkit inspect's text output: the summary's sections as people read them.
-#include "inspect_text.h"
+#include "inspect_render.h"
 
 #include <algorithm>
 #include <cstdint>

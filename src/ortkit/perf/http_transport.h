@@ -23,13 +23,13 @@
 namespace ortkit::perf {
 
 /// Where a client connects, split out of a normalized "http://host:port" base (NormalizeHttpBase).
-struct Endpoint {
+struct ServerAddress {
   std::string base;  ///< http://host:port, for messages
   std::string host;  ///< for getaddrinfo: an IPv6 literal loses its brackets
   std::string port;
   std::string host_header;  ///< host:port as the URL gave it
 
-  static Endpoint FromBase(const std::string& base);
+  static ServerAddress FromBase(const std::string& base);
 };
 
 /// One request to send; the views must outlive its exchange.
@@ -65,12 +65,12 @@ std::string ErrnoText(int error);
 /// neither copyable nor movable.
 class HttpConnection {
  public:
-  HttpConnection(Endpoint endpoint, int timeout_ms, bool blocking = true);
+  HttpConnection(ServerAddress endpoint, int timeout_ms, bool blocking = true);
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
-  const Endpoint& endpoint() const { return endpoint_; }
+  const ServerAddress& endpoint() const { return endpoint_; }
   /// The socket, -1 while closed.
   int fd() const { return fd_; }
   /// Counts the sockets opened: a new count is a new socket even where the kernel reused the descriptor's number.
@@ -120,7 +120,7 @@ class HttpConnection {
   ExchangeStep Fail(HttpAnswer failure);
   static HttpAnswer Answer(Parser& parser);
 
-  Endpoint endpoint_;
+  ServerAddress endpoint_;
   int timeout_ms_;
   bool blocking_;
   int fd_ = -1;

@@ -1,5 +1,5 @@
 // The report of a sweep: tables, JSON, CSV and markdown, the profile's tables, and the plot.
-#include "bench_report.h"
+#include "bench_render.h"
 
 #include <thread>
 

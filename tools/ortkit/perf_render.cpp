@@ -1,4 +1,4 @@
-#include "perf_report.h"
+#include "perf_render.h"
 
 #include <map>
 
