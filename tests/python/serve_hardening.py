@@ -12,6 +12,7 @@ import json
 import select
 import socket
 import sys
+import threading
 import time
 
 import numpy as np
@@ -190,6 +191,63 @@ def run_json_memory(address, pid):
               f"HTTP {status}, peak memory grew {grown:.0f} MB for a {len(body) / 2**20:.0f} MB body: {reply[:100]!r}")
 
 
+def run_inflight(address, pid, grpc_address):
+    # 5. Ten connections each holding a 60 MB body minus one byte held 613 MB and growing; now bodies
+    # count against --max-inflight-bytes (by default room for four of the largest) from their header.
+    host, port = address.split(":")
+    body = b"{" + b" " * (60 << 20)
+    head = (b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body) + 1).encode() +
+            b"\r\n\r\n")
+    open_connections, refused, peak = [], 0, 0.0
+    for _ in range(10):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(head)
+        if select.select([s], [], [], 0.5)[0]:  # answered before its body: refused
+            reply = s.recv(4096)
+            refused += reply.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in reply
+            s.close()
+            continue
+        s.sendall(body)  # all but the last byte
+        open_connections.append(s)
+        peak = max(peak, rss_mb(pid))
+    time.sleep(0.5)
+    peak = max(peak, rss_mb(pid), rss_mb(pid, "VmHWM"))
+    live = alive(address)
+    for s in open_connections:
+        s.close()
+    check("ten 60 MB bodies held open at once", refused >= 5 and peak < 500 and live,
+          f"{len(open_connections)} held, {refused} refused with 503 and Retry-After, server peak {peak:.0f} MB")
+
+    # And eight 40 MB gRPC messages at once: gRPC's own buffers are held to a quota of the same size.
+    import grpc
+    from tritonclient.grpc import service_pb2, service_pb2_grpc
+    request = service_pb2.ModelInferRequest(model_name=MODEL)
+    length = (40 << 20) // 24
+    for name in ("input_ids", "attention_mask", "token_type_ids"):
+        tensor = request.inputs.add(name=name, datatype="INT64", shape=[1, length])
+        request.raw_input_contents.append(np.ones(length, dtype=np.int64).tobytes())
+    codes = []
+
+    def call():
+        channel = grpc.insecure_channel(grpc_address, options=[("grpc.max_send_message_length", -1)])
+        try:
+            service_pb2_grpc.GRPCInferenceServiceStub(channel).ModelInfer(request, timeout=60)
+            codes.append("OK")
+        except grpc.RpcError as e:
+            codes.append(e.code().name)
+
+    with open(f"/proc/{pid}/clear_refs", "w") as f:
+        f.write("5")
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    peak = rss_mb(pid, "VmHWM")
+    check("eight 40 MB gRPC messages at once", peak < 500 and "OK" not in codes and alive(address),
+          f"server peak {peak:.0f} MB; {', '.join(sorted(set(codes)))}")
+
+
 def run_grpc(address):
     import grpc
     import tritonclient.grpc as tc
@@ -254,6 +312,7 @@ def main():
     run_http(args.http, args.pid)
     run_bounded_work(args.http)
     run_json_memory(args.http, args.pid)
+    run_inflight(args.http, args.pid, args.grpc)
     run_grpc(args.grpc)
     check("the server is still alive", alive(args.http), "GET /v2/health/live")
     print(f"{len(failures)} failed")

@@ -3,7 +3,14 @@
 // parameters of the wrong type), with the same words over both.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
@@ -221,6 +228,122 @@ TEST_F(ServeFrontEnds, GrpcOutputsNamedTwiceOrForClassificationAreRefused) {
   EXPECT_EQ(status.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("output 'y': parameter \"classification\""), std::string::npos)
       << status.error_message();
+}
+
+// A loopback connection to `port` that gives up reading after 10 s.
+int ConnectTo(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  return fd;
+}
+
+void SendAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ASSERT_GT(n, 0);
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// What the server says until its answer's head and body are in (or it closes).
+std::string ReadAnswer(int fd) {
+  std::string received;
+  char buffer[4096];
+  while (true) {
+    const auto head_end = received.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const auto field = received.find("Content-Length: ");
+      if (field != std::string::npos && received.size() >= head_end + 4 + std::stoul(received.substr(field + 16)))
+        break;
+    }
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    received.append(buffer, static_cast<std::size_t>(n));
+  }
+  return received;
+}
+
+template <typename Condition>
+bool WaitFor(Condition condition) {
+  for (int i = 0; i < 200 && !condition(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return condition();
+}
+
+// Ten connections each holding a 60 MB body minus a byte held 600 MB and more: bodies count
+// against one limit for every connection and both front ends, from their header on.
+TEST_F(ServeFrontEnds, BodiesPastTheInflightLimitGet503OverHttpAndUnavailableOverGrpc) {
+  ModelConfig config;
+  config.batching.enabled = false;
+  std::vector<ModelSource> models = {{"uint8", dir_->path() / "uint8.onnx", config}};
+  CoreOptions options{1};
+  options.max_inflight_bytes = 1 << 20;
+  auto core = InferenceCore::Create(*runtime_, models, options);
+  ASSERT_TRUE(core.ok()) << core.error().message;
+  ASSERT_TRUE((*core)->LoadModels().ok());
+  http::HttpOptions http_options;
+  http_options.port = 0;
+  auto http = http::HttpServer::Create(**core, http_options);
+  ASSERT_TRUE(http.ok()) << http.error().message;
+  (*http)->Start();
+  grpc::GrpcOptions grpc_options;
+  grpc_options.port = 0;
+  auto grpc = grpc::GrpcServer::Start(**core, grpc_options);
+  ASSERT_TRUE(grpc.ok()) << grpc.error().message;
+  auto stub = inference::GRPCInferenceService::NewStub(
+      ::grpc::CreateChannel(fmt::format("127.0.0.1:{}", (*grpc)->port()), ::grpc::InsecureChannelCredentials()));
+  const auto infer = [&] {  // 300 KiB of UINT8 over gRPC
+    inference::ModelInferRequest request;
+    request.set_model_name("uint8");
+    auto* input = request.add_inputs();
+    input->set_name("x");
+    input->set_datatype("UINT8");
+    input->add_shape(300 << 10);
+    request.add_raw_input_contents(std::string(300 << 10, '\x01'));
+    inference::ModelInferResponse response;
+    ::grpc::ClientContext context;
+    return stub->ModelInfer(&context, request, &response);
+  };
+  const std::string head = "POST /v2/models/uint8/infer HTTP/1.1\r\nHost: x\r\nContent-Length: ";
+
+  // A client holds 800 KiB from its header on, its body still to come.
+  const int slow = ConnectTo((*http)->port());
+  SendAll(slow, head + std::to_string(800 << 10) + "\r\n\r\n{");
+  ASSERT_TRUE(WaitFor([&] { return (*core)->inflight().held() == 800u << 10; })) << (*core)->inflight().held();
+  // Another's 300 KiB body would take the server past its 1 MiB: refused before it is sent.
+  const int other = ConnectTo((*http)->port());
+  SendAll(other, head + std::to_string(300 << 10) + "\r\nExpect: 100-continue\r\n\r\n");
+  const std::string answer = ReadAnswer(other);
+  ::close(other);
+  EXPECT_EQ(answer.rfind("HTTP/1.1 503 ", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Retry-After: 1\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("would take it past its limit of 1.0 MiB (--max-inflight-bytes)"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+  auto status = infer();
+  EXPECT_EQ(status.error_code(), ::grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find("--max-inflight-bytes"), std::string::npos) << status.error_message();
+  // A chunked body says its size only as it comes: it is refused once it grows past what is left.
+  const int chunked = ConnectTo((*http)->port());
+  SendAll(chunked, "POST /v2/models/uint8/infer HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 64 << 10, std::string(64 << 10, ' '));
+  for (int i = 0; i < 8; ++i) SendAll(chunked, chunk);  // 512 KiB, where 224 KiB are left
+  const std::string refused = ReadAnswer(chunked);
+  ::close(chunked);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503 ", 0), 0u) << refused;
+  // Once the first client goes, the same request is served, and nothing is held after it.
+  ::close(slow);
+  ASSERT_TRUE(WaitFor([&] { return (*core)->inflight().held() == 0; })) << (*core)->inflight().held();
+  status = infer();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(WaitFor([&] { return (*core)->inflight().held() == 0; })) << (*core)->inflight().held();
+  EXPECT_NE((*core)->MetricsText().find("ortkit_inflight_refused_total 3\n"), std::string::npos);
+  (*grpc)->Stop();
+  (*http)->Stop();
 }
 
 // The HTTP front end's message for the same parameter given as the same kind of JSON value.

@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "ortkit/core/memory.h"
 #include "ortkit/serve/grpc/grpc_server.h"
 #include "ortkit/serve/http/http_server.h"
 #include "ortkit/serve/inference_core.h"
@@ -33,6 +35,7 @@ struct ServeFlags {
   int metrics_port = -1;  // -1: /metrics on the HTTP port
   std::size_t max_body_mb = 64;
   std::uint64_t max_answer_mb = serve::RequestLimits{}.max_answer_bytes >> 20;
+  std::optional<std::uint64_t> max_inflight_bytes;  // none: serve::DefaultInflightBytes
   int drain_timeout_s = 30;  // Triton's --exit-timeout-secs, and Kubernetes' default grace period
   int http_max_connections = 1024;
   bool http_workers = false;  // run batches on the core's workers, never on the HTTP I/O thread
@@ -215,6 +218,8 @@ int Serve(const ServeFlags& flags) {
   if (!runtime.ok()) return Fail(runtime.error());
   serve::CoreOptions core_options;
   core_options.limits.max_answer_bytes = flags.max_answer_mb << 20;
+  core_options.max_inflight_bytes =
+      flags.max_inflight_bytes.value_or(serve::DefaultInflightBytes(flags.max_body_mb << 20, UsableMemory()));
   auto core = serve::InferenceCore::Create(**runtime, std::move(sources).value(), core_options);
   if (!core.ok()) return Fail(core.error());
   AccessLogWriter access_log;
@@ -273,6 +278,10 @@ void RegisterServe(CLI::App& app, int& exit_code) {
                   "(HTTP 400 / gRPC INVALID_ARGUMENT beyond), 1 to 2047")
       ->check(CLI::Range(1, 2047))
       ->capture_default_str();
+  cmd->add_option("--max-inflight-bytes", flags->max_inflight_bytes,
+                  "request bodies, inputs and answers the server holds at once, over every connection; beyond, "
+                  "new requests get HTTP 503 with Retry-After / gRPC UNAVAILABLE (default: room for four of the "
+                  "largest bodies or an eighth of the memory, whichever is less)");
   cmd->add_option("--drain-timeout-s", flags->drain_timeout_s,
                   "after SIGTERM or SIGINT, answer the requests in progress for at most this long, then exit 1 (a "
                   "second signal exits at once)")

@@ -20,10 +20,22 @@ Status RequestLimits::Validate() const {
   return OkStatus();
 }
 
+Status CoreOptions::Validate() const {
+  ORTKIT_RETURN_IF_ERROR(limits.Validate());
+  constexpr std::uint64_t kLeast = std::uint64_t{1} << 20, kMost = std::uint64_t{1} << 50;
+  if (max_inflight_bytes != 0 && (max_inflight_bytes < kLeast || max_inflight_bytes > kMost)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("max_inflight_bytes (--max-inflight-bytes): expected {} (1 MiB) to {} (1 PiB) "
+                                 "bytes, got {}",
+                                 kLeast, kMost, max_inflight_bytes));
+  }
+  return OkStatus();
+}
+
 Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, std::vector<ModelSource> models,
                                                              const CoreOptions& options) {
   if (models.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
-  ORTKIT_RETURN_IF_ERROR(options.limits.Validate());
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   std::set<std::string> names;
   for (const auto& m : models) {
     if (!names.insert(m.name).second) {
@@ -33,6 +45,7 @@ Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, s
   std::unique_ptr<InferenceCore> core(new InferenceCore());
   core->runtime_ = &runtime;
   core->options_ = options;
+  core->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
   for (auto& m : models) core->models_.push_back(std::make_unique<ServedModel>(std::move(m), options.limits));
   return core;
 }
@@ -141,7 +154,7 @@ std::vector<std::string> InferenceCore::ModelNames() const {
 std::string InferenceCore::MetricsText() const {
   std::vector<MetricsSample> samples;
   for (const auto& m : models_) samples.push_back(m->Sample());
-  return RenderPrometheus(samples);
+  return RenderPrometheus(samples) + inflight_->MetricsText();
 }
 
 void InferenceCore::Shutdown() {

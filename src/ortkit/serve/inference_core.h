@@ -14,6 +14,7 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
+#include "ortkit/serve/byte_budget.h"
 #include "ortkit/serve/model_config.h"
 #include "ortkit/tensor/tensor.h"
 
@@ -90,6 +91,12 @@ struct CoreOptions {
   CoreOptions(int cores = 0) : cores(cores) {}  // NOLINT: CoreOptions{2} reads as "two cores"
   int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
   RequestLimits limits;
+  /// The bytes of request bodies, inputs and answers the front ends may hold at once (inflight());
+  /// 0: no limit. `ortkit serve` derives it from the memory (DefaultInflightBytes).
+  std::uint64_t max_inflight_bytes = 0;
+
+  /// kInvalidArgument naming the field, its flag and the range.
+  Status Validate() const;
 };
 
 class ServedModel;
@@ -137,8 +144,12 @@ class InferenceCore {
   Result<ModelConfig> Config(const std::string& name) const;
   std::vector<std::string> ModelNames() const;
 
-  /// Prometheus text exposition of every model's metrics.
+  /// Prometheus text exposition of every model's metrics, and of inflight().
   std::string MetricsText() const;
+
+  /// What the front ends hold of CoreOptions::max_inflight_bytes: each request reserves its body,
+  /// then its inputs, then its answer, until the answer is sent.
+  ByteBudget& inflight() { return *inflight_; }
 
   /// Stops accepting requests, answers every queued one, and joins the workers. Idempotent.
   void Shutdown();
@@ -150,7 +161,8 @@ class InferenceCore {
   Runtime* runtime_ = nullptr;
   CoreOptions options_;
   std::vector<std::unique_ptr<ServedModel>> models_;  // fixed after Create
-  std::vector<std::string> notes_;                    // written by LoadModels only
+  std::unique_ptr<ByteBudget> inflight_;
+  std::vector<std::string> notes_;  // written by LoadModels only
   std::atomic<bool> ready_{false};
 };
 

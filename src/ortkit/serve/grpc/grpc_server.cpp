@@ -222,12 +222,22 @@ using ServiceBase =
 // One ModelInfer call, from its arrival to its answer's completion on the queue.
 struct InferCall {
   ServerContext context;
-  inference::ModelInferRequest request;
+  inference::ModelInferRequest request;  // emptied once decoded
   inference::ModelInferResponse response;
   ::grpc::ServerAsyncResponseWriter<inference::ModelInferResponse> responder{&context};
   std::chrono::steady_clock::time_point start;
-  bool finishing = false;  // its tag now reports the answer's completion
+  std::string model;             // for the access log
+  ByteBudget::Reservation held;  // of the server's budget: the request, its inputs, its answer
+  bool finishing = false;        // its tag now reports the answer's completion
 };
+
+// The bytes an answer of `response`'s outputs takes as a protobuf message.
+std::uint64_t AnswerBytes(const InferResponse& response) {
+  std::uint64_t bytes = 256 + response.id.size();
+  for (const auto& o : response.outputs)
+    bytes += 64 + o.name.size() + 10 * o.tensor.shape().size() + o.tensor.byte_size();
+  return bytes;
+}
 
 class InferenceService final : public ServiceBase {
  public:
@@ -335,9 +345,10 @@ class InferenceService final : public ServiceBase {
   /// Queues the call for RunQueued(), or answers it at once; returns whether it was queued.
   bool Infer(InferCall* call) {
     call->start = std::chrono::steady_clock::now();
+    call->model = call->request.model_name();
     // Once per call, on whichever thread the answer is ready.
     auto finish = [this, call](const Status& status) {
-      Log(&call->context, "ModelInfer", call->request.model_name(), call->start, status);
+      Log(&call->context, "ModelInfer", call->model, call->start, status);
       call->finishing = true;
       if (status.ok())
         call->responder.Finish(call->response, status, call);
@@ -345,13 +356,15 @@ class InferenceService final : public ServiceBase {
         call->responder.FinishWithError(status, call);
     };
     try {
-      auto request = Decode(call->request);
+      auto request = Hold(call);
       if (!request.ok()) {
         finish(ToStatus(request.error()));
         return false;
       }
       core_.InferLater(std::move(request).value(), [call, finish](Result<InferResponse> response) {
         if (!response.ok()) return finish(ToStatus(response.error()));
+        const std::uint64_t bytes = AnswerBytes(*response);
+        if (!call->held.GrowTo(bytes)) return finish(ToStatus(call->held.Refusal(bytes, "the answer")));
         try {
           Encode(*response, &call->response);
         } catch (const std::exception& e) {
@@ -364,6 +377,20 @@ class InferenceService final : public ServiceBase {
       finish(Internal(e));
       return false;
     }
+  }
+
+  // The call's request decoded, once the server's budget holds its message and then its inputs;
+  // the message is freed.
+  Result<InferRequest> Hold(InferCall* call) {
+    call->held = core_.inflight().Reserve();
+    const std::uint64_t message = call->request.ByteSizeLong();
+    if (!call->held.GrowTo(message)) return call->held.Refusal(message, "this request");
+    ORTKIT_ASSIGN_OR_RETURN(InferRequest request, Decode(call->request));
+    std::uint64_t tensors = 0;
+    for (const auto& input : request.inputs) tensors += input.tensor.byte_size();
+    if (!call->held.GrowTo(tensors)) return call->held.Refusal(tensors, "its inputs");
+    inference::ModelInferRequest().Swap(&call->request);
+    return request;
   }
 
   static Status Internal(const std::exception& e) {
@@ -472,6 +499,13 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<std::size_t>(options.max_message_bytes, INT32_MAX)));
   builder.SetMaxSendMessageSize(-1);
+  // gRPC holds a message whole before the service sees it (and weighs it against inflight()): its
+  // own buffers are bounded by a quota of the same size, enough for two of the largest messages.
+  if (const std::uint64_t limit = core.inflight().limit(); limit > 0) {
+    const std::uint64_t quota = std::max<std::uint64_t>(limit, 2 * std::uint64_t{options.max_message_bytes});
+    builder.SetResourceQuota(::grpc::ResourceQuota("ortkit-grpc")
+                                 .Resize(static_cast<std::size_t>(std::min<std::uint64_t>(quota, SIZE_MAX))));
+  }
   builder.RegisterService(impl->service.get());
   impl->queue = builder.AddCompletionQueue();
   impl->server = builder.BuildAndStart();

@@ -122,6 +122,7 @@ void Connection::WriteAnswer(const std::shared_ptr<InferAnswer>& answer) {
 
 void Connection::Close(bool graceful) {
   if (closed_) return;
+  reservation_.Release();  // a body being read, or refused: it will not be decoded
   error_code ec;
   if (graceful && !closing_) {
     closing_ = true;
@@ -135,6 +136,7 @@ void Connection::Close(bool graceful) {
 }
 
 void Connection::Read() {
+  reservation_ = owner_.inflight().Reserve();  // what the last request held, if the routes did not take it
   parser_.emplace();
   parser_->body_limit(owner_.options().max_body_bytes);
   parser_->header_limit(kHeaderLimit);
@@ -146,10 +148,13 @@ void Connection::Read() {
 }
 
 void Connection::OnHeader() {
+  // A body is held of the server's budget before any of it is read (or asked for with 100
+  // Continue), so that a client told 503 has not sent it in vain.
+  const auto length = parser_->content_length();
+  if (length && !HoldBody(*length)) return;
   if (parser_->is_done()) return OnRequest();
   // A small request's body arrives with its header: parsed here, it is handled at once rather than
   // when a second read operation completes through the event loop.
-  const auto length = parser_->content_length();
   if (length && buffer_.size() >= *length) {
     parser_->eager(true);
     error_code ec;
@@ -170,10 +175,30 @@ void Connection::OnHeader() {
   ReadBody();
 }
 
+bool Connection::HoldBody(std::uint64_t bytes) {
+  if (reservation_.GrowTo(bytes)) return true;
+  keep_alive_ = false;
+  answering_ = true;
+  received_ = Clock::now();
+  Fail(503, reservation_.Refusal(bytes - reservation_.bytes(), "this request's body").message);
+  return false;
+}
+
+// The body must arrive within the idle timeout of its header (active_ is not moved on by each
+// piece): a client trickling it in cannot keep what it holds of the budget for long.
 void Connection::ReadBody() {
   active_ = Clock::now();
-  bhttp::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
-    if (!self->closed_) ec ? self->OnReadError(ec) : self->OnRequest();
+  ReadMoreBody();
+}
+
+void Connection::ReadMoreBody() {
+  bhttp::async_read_some(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, std::size_t) {
+    if (self->closed_) return;
+    if (ec) return self->OnReadError(ec);
+    // A chunked body says its size only as it comes: it is held as it grows.
+    if (!self->parser_->content_length() && !self->HoldBody(self->parser_->get().body().capacity())) return;
+    if (self->parser_->is_done()) return self->OnRequest();
+    self->ReadMoreBody();
   });
 }
 

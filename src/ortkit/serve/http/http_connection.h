@@ -30,6 +30,8 @@ class ConnectionOwner {
   virtual bool draining() const = 0;
   /// Whether the calling thread is the I/O thread. From any thread.
   virtual bool OnIoThread() const = 0;
+  /// What request bodies may hold of the server's memory (InferenceCore::inflight()).
+  virtual ByteBudget& inflight() = 0;
   /// Drops the owner's reference to a connection that has closed.
   virtual void Forget(Connection* connection) = 0;
 };
@@ -69,12 +71,15 @@ class Connection : public Exchange, public std::enable_shared_from_this<Connecti
   void Write(Response res) override;
   void Fail(int status, std::string message) override;
   void Deliver(std::shared_ptr<InferAnswer> answer) override;
+  ByteBudget::Reservation TakeReservation() override { return std::move(reservation_); }
 
  private:
   void WriteAnswer(const std::shared_ptr<InferAnswer>& answer);
   void Read();
   void OnHeader();
+  bool HoldBody(std::uint64_t bytes);  // false: refused with a 503
   void ReadBody();
+  void ReadMoreBody();
   void OnReadError(const boost::system::error_code& ec);
   void OnRequest();
   void Sent(unsigned status, std::size_t body_bytes, bool keep_alive);
@@ -87,8 +92,9 @@ class Connection : public Exchange, public std::enable_shared_from_this<Connecti
   std::string peer_;  // for the access log
   boost::beast::flat_buffer buffer_;
   std::optional<RequestParser> parser_;
-  Response response_;  // being written
-  std::string head_;   // the status line and fields of an answer written by WriteAnswer
+  ByteBudget::Reservation reservation_;  // the body being read, until the routes take it
+  Response response_;                    // being written
+  std::string head_;                     // the status line and fields of an answer written by WriteAnswer
   bool sent_keep_alive_ = true;
   AccessRecord record_;
   TimePoint active_;    // the last progress

@@ -152,9 +152,15 @@ Response MakeResponse(int status, std::string body, const char* content_type) {
   return res;
 }
 
-Response ErrorResponse(int status, std::string_view message) { return MakeResponse(status, ErrorBody(message)); }
+Response ErrorResponse(int status, std::string_view message) {
+  Response res = MakeResponse(status, ErrorBody(message));
+  if (status == 503) res.set(bhttp::field::retry_after, "1");
+  return res;
+}
 
-InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& encoding) {
+InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& encoding,
+                         ByteBudget::Reservation reservation)
+    : held(std::move(reservation)) {
   if (!result.ok()) {
     status = HttpStatusFor(result.error().kind);
     error = result.error().message;
@@ -162,6 +168,16 @@ InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& enc
   }
   try {
     response = std::move(result).value();
+    std::uint64_t bytes = 0;
+    for (const auto& out : response.outputs) {
+      bytes += EncodedOutputBound(encoding, out.name, out.tensor.type(), out.tensor.shape());
+    }
+    if (!held.GrowTo(bytes)) {  // the core checked it against --max-answer-mb: no overflow
+      status = 503;
+      error = held.Refusal(bytes, "the answer").message;
+      response = {};
+      return;
+    }
     encoded = EncodeInferResponse(response, encoding);
   } catch (const std::exception& e) {
     status = 500;
@@ -231,6 +247,12 @@ void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, 
   decoded->model_name = model;
   decoded->model_version = version;
   exchange->record().request_id = decoded->id;
+  // The request keeps what its body held (at least that of the server's budget), as much as its
+  // tensors take (JSON may hold four times less: "0," for an INT64), and its answer once known.
+  auto held = std::make_shared<ByteBudget::Reservation>(exchange->TakeReservation());
+  std::uint64_t tensors = 0;
+  for (const auto& input : decoded->inputs) tensors += input.tensor.byte_size();
+  if (!held->GrowTo(tensors)) return exchange->Fail(503, held->Refusal(tensors, "its inputs").message);
   // The inputs are decoded: free the bytes while the request waits (clear() would keep them).
   std::string().swap(request.body());
   auto shared = std::make_shared<const OutputEncoding>(std::move(encoding));
@@ -238,8 +260,8 @@ void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, 
     return EncodedOutputBound(*shared, name, type, shape);
   };
   // On the I/O thread (it ran the batch) the answer is written at once; a worker hands it over.
-  auto done = [exchange, shared](Result<InferResponse> response) {
-    exchange->Deliver(std::make_shared<InferAnswer>(std::move(response), *shared));
+  auto done = [exchange, shared, held](Result<InferResponse> response) {
+    exchange->Deliver(std::make_shared<InferAnswer>(std::move(response), *shared, std::move(*held)));
   };
   if (!run_on_io_thread_) return core_.Infer(std::move(decoded).value(), std::move(done));
   core_.InferLater(std::move(decoded).value(), std::move(done));

@@ -14,6 +14,7 @@
 
 #include "ortkit/core/result.h"
 #include "ortkit/serve/access_log.h"
+#include "ortkit/serve/byte_budget.h"
 #include "ortkit/serve/http/http_server.h"
 #include "ortkit/serve/http/rest_codec.h"
 #include "ortkit/serve/inference_core.h"
@@ -29,19 +30,21 @@ inline constexpr char kHeaderLength[] = "Inference-Header-Content-Length";
 
 /// A response with `body` (of `content_type` when not empty) and nothing else set.
 Response MakeResponse(int status, std::string body = {}, const char* content_type = kJson);
-/// {"error": message} with `status`.
+/// {"error": message} with `status`; a 503 (queue full, shutting down, past the in-flight limit)
+/// says Retry-After: 1.
 Response ErrorResponse(int status, std::string_view message);
 
 /// An inference's answer, built on whichever thread finished it: a 200 is written from its parts
 /// (the JSON, then the binary outputs straight from the response's tensors); otherwise `status`
 /// and `error` say what went wrong.
 struct InferAnswer {
-  /// Encodes `result` as `encoding` asks; a failure (of the inference or of the encoding) becomes
-  /// the error.
-  InferAnswer(Result<InferResponse> result, const OutputEncoding& encoding);
+  /// Encodes `result` as `encoding` asks, once `held` grows to cover the answer (else a 503); a
+  /// failure (of the inference or of the encoding) becomes the error.
+  InferAnswer(Result<InferResponse> result, const OutputEncoding& encoding, ByteBudget::Reservation held);
 
   InferResponse response;  ///< owns the bytes `encoded.binary` points into
   EncodedResponse encoded;
+  ByteBudget::Reservation held;  ///< of the server's budget, until the answer is written
   int status = 200;
   std::string error;  ///< the message when status is not 200
 };
@@ -63,6 +66,9 @@ class Exchange {
   /// Answers with an inference's answer. From any thread: a worker's answer is handed to the I/O
   /// thread, which writes it.
   virtual void Deliver(std::shared_ptr<InferAnswer> answer) = 0;
+  /// What the request's body holds of the server's budget (ByteBudget), for the request to keep
+  /// until its answer is written; empty after the first call.
+  virtual ByteBudget::Reservation TakeReservation() = 0;
 };
 
 class Routes {

@@ -69,6 +69,7 @@ struct HttpServer::Impl final : ConnectionOwner {
   Routes& routes() override { return routes_; }
   bool draining() const override { return draining_; }
   bool OnIoThread() const override { return std::this_thread::get_id() == io_thread_id; }
+  ByteBudget& inflight() override { return core->inflight(); }
   void Forget(Connection* connection) override;
 
   Status Listen(Listener& listener, int port);
