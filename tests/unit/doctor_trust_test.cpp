@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/doctor/doctor.h"
+#include "ortkit/validate/validate.h"
 #include "test_models.h"
 
 namespace ortkit {
@@ -61,6 +62,87 @@ class DoctorTrust : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<Runtime> runtime_;
 };
+
+// doctor's sweep is Validate()'s: one rule (ValidationSweepOptions) sets the grid of both, so a rule given once
+// (here the largest size export.json allows a dimension) shapes both sweeps, cell for cell.
+TEST_F(DoctorTrust, TheSweepIsValidatesSweepCellForCell) {
+  const fs::path path = dir_ / "model.onnx";
+  const onnx::ModelProto model = testing::ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[batch, seq] x) => (float[batch, seq] y) {
+      y = Relu (x)
+    }
+  )");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(model.SerializeToOstream(&out));
+    std::ofstream record(dir_ / "export.json", std::ios::trunc);
+    record << R"({"dim_limits": {"seq": 24}})";
+  }
+  DoctorOptions doctor_options;
+  doctor_options.model = path;
+  doctor_options.benchmark_runs = 0;
+  auto doctor = RunDoctor(*runtime_, doctor_options);
+  ASSERT_TRUE(doctor.ok()) << doctor.error().message;
+  ASSERT_EQ(doctor->providers.size(), 1u);
+  ASSERT_TRUE(doctor->providers[0].sweep);
+  const SweepReport& doctors = *doctor->providers[0].sweep;
+
+  auto session = Session::Create(*runtime_, path, {});
+  ASSERT_TRUE(session.ok()) << session.error().message;
+  ValidateOptions options;
+  options.model = path;
+  options.compare = "opt-levels";
+  options.sweep = true;
+  options.sweep_max_sizes = {{"seq", 24}};
+  const ValidateReport validated = Validate(*runtime_, **session, model, options);
+  ASSERT_FALSE(validated.failure) << validated.failure->error.message;
+  ASSERT_TRUE(validated.sweep);
+  const SweepReport& validates = *validated.sweep;
+
+  ASSERT_EQ(doctors.axes.size(), validates.axes.size());
+  for (std::size_t a = 0; a < doctors.axes.size(); ++a) {
+    EXPECT_EQ(doctors.axes[a].dim, validates.axes[a].dim);
+    EXPECT_EQ(doctors.axes[a].values, validates.axes[a].values) << doctors.axes[a].dim;
+    if (doctors.axes[a].dim == "seq") EXPECT_LE(doctors.axes[a].values.back(), 24);
+  }
+  ASSERT_EQ(doctors.cells.size(), validates.cells.size());
+  for (std::size_t c = 0; c < doctors.cells.size(); ++c) {
+    EXPECT_EQ(doctors.cells[c].dims, validates.cells[c].dims);
+    EXPECT_EQ(doctors.cells[c].state, validates.cells[c].state);
+    EXPECT_EQ(doctors.cells[c].batch_checked, validates.cells[c].batch_checked);
+  }
+  EXPECT_TRUE(Noted(*doctor, "sweep of 'seq' kept to 24 and below"));
+}
+
+// The rule itself: what the options give (axes, batch check, tolerance, largest sizes, the plan) and what the
+// input step found (its size search, positive values) is what the sweep runs with.
+TEST(ValidationSweepOptions, TheSweepFollowsTheOptionsAndTheInputStep) {
+  ValidateOptions options;
+  options.sweep_axes = {SweepAxis{"batch", {1, 2}}};
+  options.batch_check = false;
+  options.tolerance.atol = 0.5;
+  options.sweep_max_sizes = {{"seq", 8}};
+  options.inputs.plan.dims = {{"seq", 4}};
+  SweepOptions sweep = ValidationSweepOptions(options, nullptr);
+  ASSERT_EQ(sweep.axes.size(), 1u);
+  EXPECT_EQ(sweep.axes[0].dim, "batch");
+  EXPECT_FALSE(sweep.batch_consistency);
+  EXPECT_EQ(sweep.tolerance.atol, 0.5);
+  EXPECT_EQ(sweep.max_sizes, options.sweep_max_sizes);
+  EXPECT_EQ(sweep.base.dims, options.inputs.plan.dims);
+  EXPECT_FALSE(sweep.search);
+  EXPECT_FALSE(sweep.base.positive_floats);
+
+  ValidationInputs inputs;
+  inputs.settled.search = ShapeSearch{};
+  inputs.settled.search->grown = {{"seq", 6}};
+  inputs.positive_floats = true;
+  sweep = ValidationSweepOptions(options, &inputs);
+  ASSERT_TRUE(sweep.search);
+  EXPECT_EQ(sweep.search->grown, inputs.settled.search->grown);
+  EXPECT_TRUE(sweep.base.positive_floats);
+}
 
 // A log-power front end: right to give NaN for negative input, healthy for the positive input it is made for.
 TEST_F(DoctorTrust, PositiveInputsAreTriedBeforeNanIsBlamed) {

@@ -16,7 +16,6 @@
 #include "ortkit/env/environment.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
-#include "ortkit/tensor/tensor_stats.h"
 #include "ortkit/validate/validate.h"
 
 namespace ortkit {
@@ -163,17 +162,6 @@ std::vector<Diagnosis> SweepDiagnoses(const SweepReport& report) {
   return diagnoses;
 }
 
-/// Whether one run on `inputs` gives NaN or Inf in any output (a failed run does not count).
-bool ProducesNan(Session& session, const std::vector<NamedTensor>& inputs) {
-  auto outputs = RunSession(session, RunRequest{inputs, {}});
-  if (!outputs.ok()) return false;
-  return std::any_of(outputs->begin(), outputs->end(), [](const NamedTensor& o) {
-    if (o.tensor.is_string()) return false;
-    const TensorStats stats = ComputeStats(o.tensor);
-    return stats.nan > 0 || stats.inf > 0;
-  });
-}
-
 /// Output dimensions the exporter named (unk__N, X_dim_N) lose their link to the inputs in the file; a
 /// sweep that ran every cell shows the outputs follow the inputs in practice: a note, not a warning.
 void SettleOutputDimNames(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
@@ -238,46 +226,24 @@ bool LayerFailed(const CheckReport& check, const std::string& name) {
   return true;
 }
 
-/// The inputs doctor runs a provider with: sizes the model accepts, values it does not answer with NaN.
-struct ProviderInputs {
-  ShapeSearch search;
-  Result<std::vector<NamedTensor>> synthesized;
-};
-
-// Normal values are negative half the time: a model that takes a log or a square root of its input
-// is right to give NaN there. Positive values are tried before the model is blamed.
-void PreferPositiveInputs(Session& session, const std::map<std::string, ValueHint>& hints, ShapeSearch& search,
-                          Result<std::vector<NamedTensor>>& synthesized, ProviderReport& report) {
-  if (!synthesized.ok() || !ProducesNan(session, *synthesized)) return;
-  InputPlan positive = search.Plan();
-  positive.positive_floats = true;
-  auto retried = SynthesizeInputs(search.specs, hints, positive);
-  if (!retried.ok() || ProducesNan(session, *retried)) return;
-  search.base.positive_floats = true;
-  synthesized = std::move(retried);
-  report.notes.push_back(
-      "float inputs drawn from [0.1, 1): with normal(0, 1) values the outputs held NaN or Inf, which a log "
-      "or a square root of a negative input gives; with positive ones they do not");
-}
-
-// Sizes the model accepts: a guess that fails is grown until it runs, and reported as a requirement
-// (a finding when no sweep will report it).
-ProviderInputs PrepareProviderInputs(Session& session, const std::vector<TensorSpec>& inputs,
-                                     const onnx::ModelProto& proto, const InputPlan& input_plan,
-                                     const DoctorOptions& options, const Location& file, ProviderReport& report,
-                                     std::vector<Diagnosis>& findings) {
-  const auto hints = AnalyzeInputValues(proto);
-  ShapeSearch search = SearchShapes(session, inputs, hints, input_plan, &proto);
-  report.notes.insert(report.notes.end(), search.notes.begin(), search.notes.end());
-  if (!options.sweep) {
-    for (const auto& f : search.findings) findings.push_back(Diagnose("sweep.size-limit", f.Describe(), file));
+// What the input step found, in the order doctor lists it: the size search's notes, its size requirements
+// (findings when no sweep will report them), and how the inputs were made.
+void NoteInputs(const ValidationInputs& inputs, const DoctorOptions& options, const Location& file,
+                ProviderReport& report, std::vector<Diagnosis>& findings) {
+  if (const auto& search = inputs.settled.search) {
+    report.notes.insert(report.notes.end(), search->notes.begin(), search->notes.end());
+    if (!options.sweep) {
+      for (const auto& f : search->findings) findings.push_back(Diagnose("sweep.size-limit", f.Describe(), file));
+    }
   }
-  auto synthesized = SynthesizeInputs(search.specs, hints, search.Plan());
-  if (!synthesized.ok()) {
-    report.notes.push_back("no inputs for the cross-check and benchmark: " + synthesized.error().message);
+  if (!inputs.prepared.ok()) {
+    report.notes.push_back("no inputs for the cross-check and benchmark: " + inputs.prepared.error().message);
   }
-  PreferPositiveInputs(session, hints, search, synthesized, report);
-  return ProviderInputs{std::move(search), std::move(synthesized)};
+  if (inputs.positive_floats) {
+    report.notes.push_back(
+        "float inputs drawn from [0.1, 1): with normal(0, 1) values the outputs held NaN or Inf, which a log "
+        "or a square root of a negative input gives; with positive ones they do not");
+  }
 }
 
 // One plain run: every output's shape against the model's declaration.
@@ -318,22 +284,16 @@ void AddValidation(ValidateReport& validated, const Layout& layout, const std::o
   }
 }
 
-void SweepProvider(Session& session, const onnx::ModelProto& proto, const InputPlan& input_plan,
-                   const ShapeSearch& search, const DoctorOptions& options, const std::optional<ExportRecord>& record,
-                   ProviderReport& report, std::vector<Diagnosis>& diagnoses) {
-  SweepOptions sweep;
-  sweep.base = input_plan;
-  sweep.search = search;
-  sweep.tolerance = options.tolerance;
-  if (record) {
-    sweep.max_sizes = record->dim_limits;
-    for (const auto& [dim, most] : record->dim_limits)
-      report.notes.push_back(
-          fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
-                      "for no more (dim_limits)",
-                      dim, most));
-  }
-  auto swept = RunSweep(session, proto, sweep);
+// Validate's sweep step on the inputs Validate's input step made.
+void SweepProvider(Session& session, const onnx::ModelProto& proto, const std::vector<TensorSpec>& specs,
+                   const ValidateOptions& validate, const ValidationInputs& inputs, ProviderReport& report,
+                   std::vector<Diagnosis>& diagnoses) {
+  for (const auto& [dim, most] : validate.sweep_max_sizes)
+    report.notes.push_back(
+        fmt::format("sweep of '{}' kept to {} and below: export.json says the model is made "
+                    "for no more (dim_limits)",
+                    dim, most));
+  auto swept = SweepForValidation(session, proto, specs, validate, &inputs);
   if (!swept.ok()) {
     report.notes.push_back("sweep not run: " + swept.error().message);
     return;
@@ -348,6 +308,22 @@ void SweepProvider(Session& session, const onnx::ModelProto& proto, const InputP
     if (!said) report.notes.push_back(note);
   }
   report.sweep = std::move(swept).value();
+}
+
+// What doctor asks of Validate for one provider: the references if any, the options' sizes (with the
+// export record's dimension sums), the sweep within the record's largest sizes, inputs without NaN.
+ValidateOptions ValidateOptionsFor(const DoctorOptions& options, const Layout& layout, const SessionConfig& config,
+                                   const std::optional<ExportRecord>& record) {
+  ValidateOptions validate;
+  validate.model = layout.model;
+  validate.session = config;
+  validate.reference = layout.reference;
+  validate.tolerance = options.tolerance;
+  validate.inputs.plan = options.inputs;
+  if (record && validate.inputs.plan.dim_sums.empty()) validate.inputs.plan.dim_sums = record->dim_sums;
+  if (record) validate.sweep_max_sizes = record->dim_limits;
+  validate.avoid_nan_inputs = true;
+  return validate;
 }
 
 void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& layout, const onnx::ModelProto& proto,
@@ -370,30 +346,26 @@ void RunProvider(Runtime& runtime, const DoctorOptions& options, const Layout& l
     report.notes.push_back("cannot describe the session's inputs and outputs");
     return;
   }
-  InputPlan input_plan = options.inputs;
-  if (record && input_plan.dim_sums.empty()) input_plan.dim_sums = record->dim_sums;
-  if (auto plan = ValidatePlan(input_plan, NameUnnamedAxes(*inputs)); !plan.ok()) {
+  ValidateOptions validate = ValidateOptionsFor(options, layout, config, record);
+  if (auto plan = ValidatePlan(validate.inputs.plan, NameUnnamedAxes(*inputs)); !plan.ok()) {
     report.notes.push_back("inputs: " + plan.error().message);
   }
+  // Validate's input step: sizes found by running, inputs the model does not answer with NaN.
+  const ValidationInputs made = PrepareValidationInputs(**session, *inputs, proto, validate);
   std::vector<Diagnosis> input_findings;
-  ProviderInputs prepared =
-      PrepareProviderInputs(**session, *inputs, proto, input_plan, options, file, report, input_findings);
-  if (prepared.synthesized.ok()) CheckOutputShapes(**session, proto, *prepared.synthesized, file, input_findings);
+  NoteInputs(made, options, file, report, input_findings);
+  if (made.prepared.ok()) CheckOutputShapes(**session, proto, made.prepared->tensors, file, input_findings);
   // Against the framework's references; without them the runtime checks itself: optimisations off against all.
-  ValidateOptions validate;
-  validate.model = layout.model;
-  validate.session = config;
-  validate.reference = layout.reference;
-  validate.tolerance = options.tolerance;
-  if (layout.reference.empty() && prepared.synthesized.ok()) {
+  if (layout.reference.empty() && made.prepared.ok()) {
     validate.compare = "opt-levels";
-    validate.given_inputs = &*prepared.synthesized;
+    validate.given_inputs = &made.prepared->tensors;
   }
   ValidateReport validated = Validate(runtime, **session, proto, validate);
   AddValidation(validated, layout, record, file, input_findings, report, diagnoses);
-  if (options.sweep) SweepProvider(**session, proto, input_plan, prepared.search, options, record, report, diagnoses);
-  if (options.benchmark_runs > 0 && prepared.synthesized.ok()) {
-    auto latency = MeasureLatency(**session, *prepared.synthesized, options);
+  // The sweep runs whatever the validation found (Validate stops at a step it cannot carry out).
+  if (options.sweep) SweepProvider(**session, proto, *inputs, validate, made, report, diagnoses);
+  if (options.benchmark_runs > 0 && made.prepared.ok()) {
+    auto latency = MeasureLatency(**session, made.prepared->tensors, options);
     if (latency.ok()) {
       report.latency = std::move(latency).value();
     } else {

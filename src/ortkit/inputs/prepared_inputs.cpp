@@ -206,7 +206,7 @@ Result<SettledSizes> SettleSizes(Session& session, const std::vector<TensorSpec>
   }
   if (!open) return settled;
   const auto hints = model != nullptr ? AnalyzeInputValues(*model) : std::map<std::string, ValueHint>{};
-  const ShapeSearch search = SearchShapes(session, specs, hints, plan, model);
+  const ShapeSearch& search = settled.search.emplace(SearchShapes(session, specs, hints, plan, model));
   if (!search.runs) return settled;  // the run will say why
   // The search may have merged unnamed axes (renamed in search.specs): each original name gets its size.
   const InputPlan found = search.Plan();

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
 #include "ortkit/core/result.h"
+#include "ortkit/inputs/shape_search.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/synthesis.h"
@@ -56,6 +58,9 @@ struct SettledSizes {
   std::map<std::string, std::int64_t> found;  ///< by symbol, as NameUnnamedAxes names them
   /// What the search found, for the report ("'x:1' (input 'x' axis 1) needs at least 33: ...").
   std::vector<std::string> notes;
+  /// The search itself, when one ran (whether or not it found sizes that run): a later step on the same
+  /// session and plan (a sweep) starts from it instead of searching again.
+  std::optional<ShapeSearch> search;
 };
 
 /// Sizes the model runs at for the dimensions `sources.plan` leaves open (an image at 224 x 224 or its

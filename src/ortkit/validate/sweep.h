@@ -36,7 +36,7 @@ struct SweepOptions {
   /// Largest sizes the model is made for, by symbol (export.json's dim_limits, e.g. seq_len up to a
   /// Transformers model's max_position_embeddings): the auto sweep stays within them.
   std::map<std::string, std::int64_t> max_sizes;
-  /// The size search already run on this session (doctor runs it for its own inputs); empty: RunSweep
+  /// The size search already run on this session (Validate's input step runs it); empty: RunSweep
   /// runs it. In auto mode the sweep starts from its sizes and probes each non-batch axis's extremes,
   /// narrowing an extreme that fails to the boundary it finds (a size requirement, not a failure).
   std::optional<ShapeSearch> search;

@@ -1,10 +1,14 @@
 #include "ortkit/validate/validate.h"
 
+#include <algorithm>
+#include <optional>
 #include <span>
 
 #include <nlohmann/json.hpp>
 
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/runtime/run.h"
+#include "ortkit/tensor/tensor_stats.h"
 
 namespace ortkit {
 namespace {
@@ -35,21 +39,33 @@ Status ValidateAgainstReference(Session& session, const SessionSpecs& specs, con
   return OkStatus();
 }
 
-// The cross-check's inputs, made from the options' files and plan at sizes that run.
-Result<std::vector<NamedTensor>> CrossCheckInputs(Session& session, const onnx::ModelProto& model,
-                                                  const SessionSpecs& specs, const ValidateOptions& options,
-                                                  ValidateReport& report) {
-  ORTKIT_ASSIGN_OR_RETURN(SettledSizes settled, SettleSizes(session, specs.inputs, &model, options.inputs));
-  InputSources sources = options.inputs;
-  for (const auto& [dim, size] : settled.found) sources.plan.dims.emplace(dim, size);
-  ORTKIT_ASSIGN_OR_RETURN(PreparedInputs prepared, PrepareInputs(specs.inputs, &model, sources));
-  report.size_notes = std::move(settled.notes);
-  return std::move(prepared.tensors);
+/// Whether one run on `inputs` gives NaN or Inf in any output (a failed run does not count).
+bool ProducesNan(Session& session, const std::vector<NamedTensor>& inputs) {
+  auto outputs = RunSession(session, RunRequest{inputs, {}});
+  if (!outputs.ok()) return false;
+  return std::any_of(outputs->begin(), outputs->end(), [](const NamedTensor& o) {
+    if (o.tensor.is_string()) return false;
+    const TensorStats stats = ComputeStats(o.tensor);
+    return stats.nan > 0 || stats.inf > 0;
+  });
 }
 
-// False when the step could not be carried out (report.failure says why).
+// Normal values are negative half the time: positive ones are tried before the model is blamed for NaN.
+void PreferPositiveInputs(Session& session, const std::vector<TensorSpec>& specs, const onnx::ModelProto& model,
+                          InputSources sources, ValidationInputs& inputs) {
+  if (!inputs.prepared.ok() || !ProducesNan(session, inputs.prepared->tensors)) return;
+  sources.plan.positive_floats = true;
+  auto retried = PrepareInputs(specs, &model, sources);
+  if (!retried.ok() || ProducesNan(session, retried->tensors)) return;
+  inputs.prepared = std::move(retried);
+  inputs.positive_floats = true;
+  if (inputs.settled.search) inputs.settled.search->base.positive_floats = true;
+}
+
+// False when the step could not be carried out (report.failure says why). `made` keeps the inputs made here
+// for the sweep.
 bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& model, const SessionSpecs& specs,
-                   const ValidateOptions& options, ValidateReport& report) {
+                   const ValidateOptions& options, ValidateReport& report, std::optional<ValidationInputs>& made) {
   using Step = ValidateFailure::Step;
   report.compare_mode = options.compare;
   auto plan = ParseCrossCheckMode(options.compare, options.session);
@@ -57,16 +73,16 @@ bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& m
     report.failure = ValidateFailure{Step::kCompareMode, plan.error()};
     return false;
   }
-  std::vector<NamedTensor> prepared;
   if (options.given_inputs == nullptr) {
-    auto made = CrossCheckInputs(session, model, specs, options, report);
-    if (!made.ok()) {
-      report.failure = ValidateFailure{Step::kInputs, made.error()};
+    made = PrepareValidationInputs(session, specs.inputs, model, options);
+    if (!made->prepared.ok()) {
+      report.failure = ValidateFailure{Step::kInputs, made->prepared.error()};
       return false;
     }
-    prepared = std::move(made).value();
+    report.size_notes = made->settled.notes;
   }
-  const std::span<const NamedTensor> inputs = options.given_inputs != nullptr ? *options.given_inputs : prepared;
+  const std::span<const NamedTensor> inputs =
+      options.given_inputs != nullptr ? *options.given_inputs : made->prepared->tensors;
   const ModelToLoad source{options.model, {}};
   auto cross = CrossCheck(runtime, source, *plan, inputs, options.tolerance);
   if (!cross.ok() &&
@@ -86,19 +102,45 @@ bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& m
   return true;
 }
 
-Status RunSweepStep(Session& session, const onnx::ModelProto& model, const SessionSpecs& specs,
-                    const ValidateOptions& options, ValidateReport& report) {
+}  // namespace
+
+ValidationInputs PrepareValidationInputs(Session& session, const std::vector<TensorSpec>& specs,
+                                         const onnx::ModelProto& model, const ValidateOptions& options) {
+  ValidationInputs inputs;
+  auto settled = SettleSizes(session, specs, &model, options.inputs);
+  if (!settled.ok()) {
+    inputs.prepared = settled.error();
+    return inputs;
+  }
+  inputs.settled = std::move(settled).value();
+  InputSources sources = options.inputs;
+  for (const auto& [dim, size] : inputs.settled.found) sources.plan.dims.emplace(dim, size);
+  inputs.prepared = PrepareInputs(specs, &model, sources);
+  if (options.avoid_nan_inputs) PreferPositiveInputs(session, specs, model, std::move(sources), inputs);
+  return inputs;
+}
+
+SweepOptions ValidationSweepOptions(const ValidateOptions& options, const ValidationInputs* inputs) {
   SweepOptions sweep;
   sweep.axes = options.sweep_axes;
   sweep.tolerance = options.tolerance;
   sweep.batch_consistency = options.batch_check;
   sweep.base = options.inputs.plan;
-  ORTKIT_RETURN_IF_ERROR(ValidatePlan(sweep.base, NameUnnamedAxes(specs.inputs)));
-  ORTKIT_ASSIGN_OR_RETURN(report.sweep, RunSweep(session, model, sweep));
-  return OkStatus();
+  sweep.max_sizes = options.sweep_max_sizes;
+  if (inputs != nullptr) {
+    sweep.base.positive_floats = sweep.base.positive_floats || inputs->positive_floats;
+    sweep.search = inputs->settled.search;
+  }
+  return sweep;
 }
 
-}  // namespace
+Result<SweepReport> SweepForValidation(Session& session, const onnx::ModelProto& model,
+                                       const std::vector<TensorSpec>& specs, const ValidateOptions& options,
+                                       const ValidationInputs* inputs) {
+  const SweepOptions sweep = ValidationSweepOptions(options, inputs);
+  ORTKIT_RETURN_IF_ERROR(ValidatePlan(sweep.base, NameUnnamedAxes(specs)));
+  return RunSweep(session, model, sweep);
+}
 
 Diagnosis UnusableReference(const std::filesystem::path& reference, const Error& error) {
   Location where;
@@ -127,7 +169,8 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
       return report;
     }
   }
-  if (!options.compare.empty() && !RunCrossCheck(runtime, session, model, specs, options, report)) return report;
+  std::optional<ValidationInputs> made;  // the cross-check's, which the sweep starts from
+  if (!options.compare.empty() && !RunCrossCheck(runtime, session, model, specs, options, report, made)) return report;
   if (options.localize && report.reference && !report.reference->Passed()) {
     report.localizations.push_back(
         Localized(LocalizeAgainstReference(runtime, ModelToLoad{options.model, {}}, options.session, options.reference,
@@ -135,8 +178,11 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
                   model));
   }
   if (options.sweep) {
-    if (Status status = RunSweepStep(session, model, specs, options, report); !status.ok()) {
-      report.failure = ValidateFailure{Step::kSweep, status.error()};
+    auto sweep = SweepForValidation(session, model, specs.inputs, options, made ? &*made : nullptr);
+    if (sweep.ok()) {
+      report.sweep = std::move(sweep).value();
+    } else {
+      report.failure = ValidateFailure{Step::kSweep, sweep.error()};
     }
   }
   return report;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ struct ValidateOptions {
   /// The cross-check's inputs; the sizes the plan leaves open are found by running (SettleSizes). The
   /// plan is also the sweep's base.
   InputSources inputs;
+  /// Synthesised float inputs whose outputs hold NaN or Inf are drawn from [0.1, 1) instead, when that
+  /// clears them: a model that takes a log or a square root of its input is right to give NaN at negative
+  /// values. doctor asks for it, since it judges a model on inputs it makes up; validate runs the values
+  /// the plan gives.
+  bool avoid_nan_inputs = false;
   /// The cross-check's inputs as they are, instead of `inputs` (a caller that made its own); not owned,
   /// they must outlive the call.
   const std::vector<NamedTensor>* given_inputs = nullptr;
@@ -47,7 +53,35 @@ struct ValidateOptions {
   bool sweep = false;
   std::vector<SweepAxis> sweep_axes;  ///< empty: every symbolic dimension (auto)
   bool batch_check = true;            ///< the sweep's batch-consistency check
+  /// Largest sizes the model is made for, by symbol (export.json's dim_limits): the auto sweep stays
+  /// within them.
+  std::map<std::string, std::int64_t> sweep_max_sizes;
 };
+
+/// The inputs Validate's steps run on, made once per session: read from files where given, synthesised
+/// otherwise (PrepareInputs), at sizes found by running where the plan leaves them open (SettleSizes).
+/// Validate's cross-check runs on them and its sweep starts from their size search; doctor runs each
+/// provider on them, so that both commands search sizes and make inputs one way.
+struct ValidationInputs {
+  Result<PreparedInputs> prepared = PreparedInputs{};  ///< the error when they cannot be made (files, sizes)
+  SettledSizes settled;          ///< sizes found by running, and the search that found them when one ran
+  bool positive_floats = false;  ///< float inputs drawn from [0.1, 1) (avoid_nan_inputs)
+};
+
+/// The inputs for `options` on `session`, whose declared inputs are `specs`; `model` gives value hints.
+ValidationInputs PrepareValidationInputs(Session& session, const std::vector<TensorSpec>& specs,
+                                         const onnx::ModelProto& model, const ValidateOptions& options);
+
+/// The rule of Validate's sweep: the axes `options` give (every symbolic dimension when none) from the
+/// plan's sizes, with the options' tolerance, batch check and largest sizes, starting from the size search
+/// of `inputs` (PrepareValidationInputs on the same session; null: the sweep searches) and its values.
+SweepOptions ValidationSweepOptions(const ValidateOptions& options, const ValidationInputs* inputs);
+
+/// Validate's sweep step, which doctor runs as its own: ValidationSweepOptions on `session` (declared
+/// inputs `specs`), after the plan is checked against them. Errors: a plan or axes the model does not take.
+Result<SweepReport> SweepForValidation(Session& session, const onnx::ModelProto& model,
+                                       const std::vector<TensorSpec>& specs, const ValidateOptions& options,
+                                       const ValidationInputs* inputs);
 
 /// A step of Validate that could not be carried out with the options given.
 struct ValidateFailure {
