@@ -1,10 +1,40 @@
 // ortkit: from an exported ONNX model to production on ONNX Runtime.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+
+namespace {
+
+// The first word that is not a flag names the command (the main flags, --help and --version, take no
+// value). One ortkit does not have is a usage error that names it and lists the commands, with --help
+// too: CLI11 would print the main help for `ortkit frobnicate --help` and exit 0, and say only "A
+// subcommand is required" without it, so a script that mistypes a command would pass or not know why.
+std::optional<int> RefuseUnknownCommand(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word.empty() || word.front() == '-') continue;
+    std::vector<std::string> names;
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+      names.push_back(command->get_name());
+    if (std::find(names.begin(), names.end(), word) != names.end()) return std::nullopt;
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "ortkit: unknown command '%s'\nthe commands are: %s\n(ortkit --help says what each does)\n",
+                 argv[i], list.c_str());
+    return ortkit::cli::kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ortkit: check, validate, benchmark and serve ONNX models on ONNX Runtime", "ortkit"};
@@ -29,6 +59,7 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterEnv(app, exit_code);
   ortkit::cli::RegisterExplain(app, exit_code);
 
+  if (auto refused = RefuseUnknownCommand(app, argc, argv)) return *refused;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
