@@ -25,6 +25,13 @@ for value in -1 0 99999999999999; do
   expect_rc 2 "$ortkit" serve "${model[@]}" --max-body-mb "$value"
   expect_msg "max-body-mb"
 done
+# 10^16 us was taken, and every request then got 503 "waited 5 us ... past its timeout".
+for value in 10000000000000000 9223372036854775807; do
+  expect_rc 2 "$ortkit" serve "${model[@]}" --timeout-us "$value"
+  expect_msg "batching.timeout_us (--timeout-us): expected an integer from 0 to 3600000000"
+done
+expect_rc 2 "$ortkit" serve "${model[@]}" --max-inflight-bytes 1000
+expect_msg "max_inflight_bytes (--max-inflight-bytes): expected 1048576 to"
 for flag in --max-answer-mb --drain-timeout-s; do
   expect_rc 2 "$ortkit" serve "${model[@]}" "$flag" 0
   expect_msg "${flag#--}"

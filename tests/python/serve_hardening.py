@@ -135,7 +135,9 @@ def run_http(address, pid):
         body_bytes, b"Inference-Header-Content-Length: %d\r\n" % len(json_part)))
     check("an input with both data and binary_data_size", status == 400 and b"both" in body, body[:160])
     for name, value, words in (("priority", 2**62, b"priority 4611686018427387904 is out of range"),
-                               ("timeout", -5, b"timeout -5 is negative")):
+                               ("timeout", -5, b"timeout -5 is negative"),
+                               ("timeout", 9_223_372_036_854_775, b"timeout 9223372036854775 is out of range"),
+                               ("timeout", 2**63 - 1, b"timeout 9223372036854775807 is out of range")):
         request = json.dumps({"parameters": {name: value}, "inputs": bert_inputs()}).encode()
         status, body = exchange(address, infer_request(request))
         check(f"HTTP parameter {name}={value}", status == 400 and words in body, body[:160])

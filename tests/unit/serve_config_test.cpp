@@ -78,6 +78,18 @@ TEST(ServeModelConfig, ErrorsNameTheFileTheKeyAndTheValue) {
        "c.json: bucketing.multiple_of: expected a positive integer (lengths pad up to a multiple of it), got 0"},
       {R"({"bucketing": {"dim": "s", "multiple_of": -16}})", "bucketing.multiple_of: expected a positive integer"},
       {R"({"batching": {"max_batch_size": 4, "preferred_batch_sizes": [8]}})", "8 is larger than max_batch_size 4"},
+      {R"({"batching": {"timeout_us": 9223372036854775807}})",
+       "c.json: batching.timeout_us (--timeout-us): expected an integer from 0 to 3600000000, got 9223372036854775807"},
+      {R"({"batching": {"timeout_us": 1e16}})", "batching.timeout_us: expected an integer, got 1e+16"},
+      {R"({"batching": {"max_queue_size": 4294967296}})",
+       "batching.max_queue_size (--max-queue-size): expected an integer from 1 to 1000000, got 4294967296"},
+      {R"({"batching": {"max_batch_size": 0, "preferred_batch_sizes": [100000]}})",
+       "batching.preferred_batch_sizes: expected sizes from 1 to 65536, got 100000"},
+      {R"({"bucketing": {"dim": "s", "boundaries": [16, 4294967296]}})",
+       "bucketing.boundaries: expected lengths from 1 to 2147483647, got 4294967296"},
+      {R"({"warmup": {"dims": {"batch": 18446744073709551615}}})", "warmup.dims.batch: expected an integer, got"},
+      {R"({"warmup": {"dims": {"batch": [4294967296]}}})",
+       "warmup.dims.batch: expected sizes from 1 to 2147483647, got 4294967296"},
       {R"({"instances": 1,})", "c.json: not valid JSON"},
       {R"([1])", "expected a JSON object"},
   };
@@ -160,6 +172,8 @@ TEST(ServeModelConfig, ValidationCoversValuesSetAfterParsing) {
       {[](ModelConfig& c) { c.batching.max_queue_size = -1; }, "got -1"},
       {[](ModelConfig& c) { c.batching.max_batch_size = -3; }, "batching.max_batch_size (--max-batch-size)"},
       {[](ModelConfig& c) { c.batching.timeout_us = -1; }, "batching.timeout_us (--timeout-us)"},
+      {[](ModelConfig& c) { c.batching.timeout_us = 10'000'000'000'000'000; },
+       "batching.timeout_us (--timeout-us): expected an integer from 0 to 3600000000, got 10000000000000000"},
       {[](ModelConfig& c) { c.session.provider = "tpu"; }, "unknown provider 'tpu'"},
   };
   for (const auto& c : cases) {

@@ -6,8 +6,11 @@
 #include <future>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "ortkit/serve/bucketing.h"
 #include "ortkit/serve/inference_core.h"
+#include "ortkit/serve/scheduler.h"
 #include "test_models.h"
 
 namespace ortkit::serve {
@@ -428,6 +431,30 @@ TEST_F(ServeCore, RequestsAskingForEndlessRunsAreRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("input 'x' has shape [1099511627776, 0]: it holds no values"), std::string::npos)
       << r.error().message;
+}
+
+// A timeout of 9.2e15 us (or more) was taken, and its deadline, in nanoseconds, wrapped into the
+// past: every such request was answered 503 "waited 5 us ... past its timeout".
+TEST_F(ServeCore, TimeoutsPastAnHourAreRefusedNotWrapped) {
+  auto core = Start(kMasked, ModelConfig{});
+  for (std::int64_t timeout : {std::int64_t{9'223'372'036'854'775}, std::int64_t{3'600'000'001}, INT64_MAX}) {
+    InferRequest r = MaskedRequest(1, 4, 1);
+    r.timeout_us = timeout;
+    auto answer = core->Infer(std::move(r)).get();
+    ASSERT_FALSE(answer.ok()) << timeout;
+    EXPECT_EQ(answer.error().kind, ErrorKind::kInvalidArgument);
+    EXPECT_EQ(answer.error().message,
+              fmt::format("timeout {} is out of range: give the queue deadline in microseconds, 1 to 3600000000 (an "
+                          "hour), or 0 for the model's own (batching.timeout_us)",
+                          timeout));
+  }
+  InferRequest hour = MaskedRequest(1, 4, 1);
+  hour.timeout_us = 3'600'000'000;
+  EXPECT_TRUE(core->Infer(std::move(hour)).get().ok());
+  // The deadline's arithmetic saturates whatever it is given.
+  EXPECT_EQ(DeadlineAfter(Clock::now(), std::chrono::microseconds(INT64_MAX)), TimePoint::max());
+  const TimePoint now = Clock::now();
+  EXPECT_EQ(DeadlineAfter(now, std::chrono::microseconds(5)), now + std::chrono::microseconds(5));
 }
 
 TEST(ServeBucketing, CopyRowsPadsAndCuts) {

@@ -164,6 +164,43 @@ TEST_F(ServeFrontEnds, PortsOutsideZeroTo65535AreRefused) {
   }
 }
 
+// The options of both front ends and of the core are range-checked by their own Validate(),
+// whichever flag or caller set them.
+TEST_F(ServeFrontEnds, OptionsOutOfRangeAreRefusedNamingTheirFlag) {
+  http::HttpOptions http_options;
+  http_options.port = 0;
+  http_options.idle_timeout_s = 0;
+  auto http = http::HttpServer::Create(*core_, http_options);
+  ASSERT_FALSE(http.ok());
+  EXPECT_EQ(http.error().message, "idle_timeout_s (--http-idle-timeout-s): expected 1 to 86400, got 0");
+  http_options.idle_timeout_s = 60;
+  http_options.max_body_bytes = std::size_t{4} << 30;
+  EXPECT_EQ(http_options.Validate().error().message,
+            "max_body_bytes (--max-body-mb): expected 1 to 2146435072 bytes, got 4294967296");
+  grpc::GrpcOptions grpc_options;
+  grpc_options.busy_poll_us = -1;
+  EXPECT_EQ(grpc_options.Validate().error().message,
+            "busy_poll_us (--grpc-busy-poll-us): expected 0 to 1000000, got -1");
+  CoreOptions core_options;
+  core_options.max_inflight_bytes = 1000;
+  EXPECT_EQ(core_options.Validate().error().message,
+            "max_inflight_bytes (--max-inflight-bytes): expected 1048576 to 1125899906842624 bytes, got 1000");
+  core_options.max_inflight_bytes = 0;
+  core_options.limits.max_answer_bytes = 0;
+  EXPECT_NE(core_options.Validate().error().message.find("max_answer_bytes (--max-answer-mb)"), std::string::npos);
+}
+
+// A timeout beyond int64 (uint64_param) saturated and was taken; it is refused as over HTTP.
+TEST_F(ServeFrontEnds, GrpcTimeoutsPastAnHourAreRefused) {
+  auto status = Infer("uint8", "UINT8", 1, [](inference::ModelInferRequest* request, auto* contents) {
+    contents->add_uint_contents(1);
+    (*request->mutable_parameters())["timeout"].set_uint64_param(UINT64_MAX);
+  });
+  EXPECT_EQ(status.error_code(), ::grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("timeout 9223372036854775807 is out of range"), std::string::npos)
+      << status.error_message();
+}
+
 // int_contents carries INT8 and INT16, uint_contents UINT8 and UINT16: values beyond the datatype
 // were clamped (INT8 300 became 127) and answered OK.
 TEST_F(ServeFrontEnds, GrpcIntegersOutsideTheDatatypeAreRefusedNotClamped) {

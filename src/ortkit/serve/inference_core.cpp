@@ -6,30 +6,30 @@
 #include <fmt/format.h>
 
 #include "ortkit/core/cpus.h"
+#include "ortkit/serve/option_range.h"
 #include "ortkit/serve/served_model.h"
 
 namespace ortkit::serve {
+namespace {
+
+// A byte count as the range check takes it: beyond INT64_MAX it is out of every range anyway.
+std::int64_t Clamped(std::uint64_t bytes) {
+  return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, INT64_MAX));
+}
+
+}  // namespace
 
 Status RequestLimits::Validate() const {
-  constexpr std::uint64_t kMaxAnswerBytes = std::uint64_t{2047} << 20;  // gRPC's messages stop at 2 GiB
-  if (max_answer_bytes < 1 || max_answer_bytes > kMaxAnswerBytes) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("max_answer_bytes (--max-answer-mb): expected 1 to {} bytes (2047 MiB), got {}",
-                                 kMaxAnswerBytes, max_answer_bytes));
-  }
-  return OkStatus();
+  // gRPC's messages stop at 2 GiB.
+  return CheckOptionRange("max_answer_bytes", "--max-answer-mb", Clamped(max_answer_bytes), 1, std::int64_t{2047} << 20,
+                          "bytes");
 }
 
 Status CoreOptions::Validate() const {
   ORTKIT_RETURN_IF_ERROR(limits.Validate());
-  constexpr std::uint64_t kLeast = std::uint64_t{1} << 20, kMost = std::uint64_t{1} << 50;
-  if (max_inflight_bytes != 0 && (max_inflight_bytes < kLeast || max_inflight_bytes > kMost)) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("max_inflight_bytes (--max-inflight-bytes): expected {} (1 MiB) to {} (1 PiB) "
-                                 "bytes, got {}",
-                                 kLeast, kMost, max_inflight_bytes));
-  }
-  return OkStatus();
+  if (max_inflight_bytes == 0) return OkStatus();  // no limit
+  return CheckOptionRange("max_inflight_bytes", "--max-inflight-bytes", Clamped(max_inflight_bytes),
+                          std::int64_t{1} << 20, std::int64_t{1} << 50, "bytes");
 }
 
 Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, std::vector<ModelSource> models,

@@ -17,6 +17,51 @@ namespace {
 
 using nlohmann::json;
 
+// One integer's allowed range, with the command-line flag that can also set it.
+struct Range {
+  std::string_view key;
+  std::string_view flag;  // empty: only the file sets it
+  std::int64_t min;
+  std::int64_t max;
+};
+
+// The limits keep a value from exhausting the machine at start-up (an instance is a session and its
+// threads; a queue slot holds a request) while staying far above any useful setting.
+constexpr int kMaxBatch = 1 << 16;
+constexpr std::int64_t kMaxLength = INT32_MAX;  // a bucket boundary or a warm-up size: a dimension's length
+constexpr Range kRanges[] = {
+    {"instances", "--instances", 1, 256},
+    {"session.intra_op_threads", "--intra-op-threads", 0, 1024},
+    {"session.inter_op_threads", "", 0, 1024},
+    {"batching.max_batch_size", "--max-batch-size", 0, kMaxBatch},
+    {"batching.max_queue_delay_us", "--max-queue-delay-us", 0, 60'000'000},
+    {"batching.max_queue_size", "--max-queue-size", 1, 1'000'000},
+    {"batching.timeout_us", "--timeout-us", 0, kMaxTimeoutUs},
+    {"batching.priority_levels", "", 1, 1000},
+    {"bucketing.multiple_of", "", 0, 1 << 30},
+};
+
+class Checker {
+ public:
+  explicit Checker(std::string_view origin) : origin_(origin) {}
+
+  Error Fail(std::string_view key, std::string_view flag, const std::string& what) const {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{}: {}{}: {}", origin_, key, flag.empty() ? "" : fmt::format(" ({})", flag), what));
+  }
+  Status InRange(std::string_view key, std::int64_t value) const {
+    for (const Range& r : kRanges) {
+      if (r.key != key) continue;
+      if (value >= r.min && value <= r.max) return OkStatus();
+      return Fail(key, r.flag, fmt::format("expected an integer from {} to {}, got {}", r.min, r.max, value));
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string_view origin_;
+};
+
 /// Walks one JSON object, remembering the path for messages and the keys it has read so that
 /// leftovers can be reported as unknown.
 class Reader {
@@ -46,6 +91,8 @@ class Reader {
   Status Int(const std::string& key, int* out) {
     std::int64_t wide = *out;
     ORTKIT_RETURN_IF_ERROR(Int(key, &wide));
+    // Every int key's range lies within an int: a wider value is refused with the key's own range.
+    ORTKIT_RETURN_IF_ERROR(Checker(origin_).InRange(path_ + key, wide));
     if (wide < INT_MIN || wide > INT_MAX) return Fail(key, fmt::format("{} is out of range", wide));
     *out = static_cast<int>(wide);
     return OkStatus();
@@ -157,8 +204,8 @@ Status ParseWarmup(const json& object, std::string_view origin, WarmupConfig* ou
     Reader d(*dims, "warmup.dims.", origin);
     for (const auto& [key, value] : dims->items()) {
       std::vector<std::int64_t> sizes;
-      if (value.is_number_integer()) {
-        sizes.push_back(value.get<std::int64_t>());
+      if (value.is_number()) {  // one size: an integer (18446744073709551615 must not wrap to -1)
+        ORTKIT_RETURN_IF_ERROR(d.Int(key, &sizes.emplace_back()));
       } else {
         ORTKIT_RETURN_IF_ERROR(d.IntList(key, &sizes));
       }
@@ -167,52 +214,6 @@ Status ParseWarmup(const json& object, std::string_view origin, WarmupConfig* ou
   }
   return r.NoUnknownKeys();
 }
-
-// One integer's allowed range, with the command-line flag that can also set it.
-struct Range {
-  std::string_view key;
-  std::string_view flag;  // empty: only the file sets it
-  std::int64_t min;
-  std::int64_t max;
-};
-
-// The limits keep a value from exhausting the machine at start-up (an instance is a session and its
-// threads; a queue slot holds a request) while staying far above any useful setting.
-constexpr std::int64_t kNoMax = INT64_MAX;
-constexpr Range kRanges[] = {
-    {"instances", "--instances", 1, 256},
-    {"session.intra_op_threads", "--intra-op-threads", 0, 1024},
-    {"session.inter_op_threads", "", 0, 1024},
-    {"batching.max_batch_size", "--max-batch-size", 0, 1 << 16},
-    {"batching.max_queue_delay_us", "--max-queue-delay-us", 0, 60'000'000},
-    {"batching.max_queue_size", "--max-queue-size", 1, 1'000'000},
-    {"batching.timeout_us", "--timeout-us", 0, kNoMax},
-    {"batching.priority_levels", "", 1, 1000},
-    {"bucketing.multiple_of", "", 0, 1 << 30},
-};
-
-class Checker {
- public:
-  explicit Checker(std::string_view origin) : origin_(origin) {}
-
-  Error Fail(std::string_view key, std::string_view flag, const std::string& what) const {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("{}: {}{}: {}", origin_, key, flag.empty() ? "" : fmt::format(" ({})", flag), what));
-  }
-  Status InRange(std::string_view key, std::int64_t value) const {
-    for (const Range& r : kRanges) {
-      if (r.key != key) continue;
-      if (value >= r.min && value <= r.max) return OkStatus();
-      return Fail(key, r.flag,
-                  r.max == kNoMax ? fmt::format("expected an integer >= {}, got {}", r.min, value)
-                                  : fmt::format("expected an integer from {} to {}, got {}", r.min, r.max, value));
-    }
-    return OkStatus();
-  }
-
- private:
-  std::string_view origin_;
-};
 
 }  // namespace
 
@@ -240,17 +241,19 @@ Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
   ORTKIT_RETURN_IF_ERROR(check.InRange("batching.timeout_us", b.timeout_us));
   ORTKIT_RETURN_IF_ERROR(check.InRange("batching.priority_levels", b.priority_levels));
   for (int size : b.preferred_batch_sizes) {
-    if (size < 1 || (b.max_batch_size > 0 && size > b.max_batch_size)) {
+    if (size < 1 || size > kMaxBatch || (b.max_batch_size > 0 && size > b.max_batch_size)) {
       return check.Fail("batching.preferred_batch_sizes", "",
-                        size < 1 ? fmt::format("expected sizes >= 1, got {}", size)
-                                 : fmt::format("{} is larger than max_batch_size {}", size, b.max_batch_size));
+                        size < 1 || size > kMaxBatch
+                            ? fmt::format("expected sizes from 1 to {}, got {}", kMaxBatch, size)
+                            : fmt::format("{} is larger than max_batch_size {}", size, b.max_batch_size));
     }
   }
   const BucketingConfig& k = c.bucketing;
   ORTKIT_RETURN_IF_ERROR(check.InRange("bucketing.multiple_of", k.multiple_of));
   for (std::size_t i = 0; i < k.boundaries.size(); ++i) {
-    if (k.boundaries[i] < 1) {
-      return check.Fail("bucketing.boundaries", "", fmt::format("expected sizes >= 1, got {}", k.boundaries[i]));
+    if (k.boundaries[i] < 1 || k.boundaries[i] > kMaxLength) {
+      return check.Fail("bucketing.boundaries", "",
+                        fmt::format("expected lengths from 1 to {}, got {}", kMaxLength, k.boundaries[i]));
     }
     if (i > 0 && k.boundaries[i] <= k.boundaries[i - 1]) {
       return check.Fail(
@@ -260,7 +263,10 @@ Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
   }
   for (const auto& [dim, sizes] : c.warmup.dims) {
     for (std::int64_t size : sizes) {
-      if (size < 1) return check.Fail("warmup.dims." + dim, "", fmt::format("expected sizes >= 1, got {}", size));
+      if (size < 1 || size > kMaxLength) {
+        return check.Fail("warmup.dims." + dim, "",
+                          fmt::format("expected sizes from 1 to {}, got {}", kMaxLength, size));
+      }
     }
   }
   return OkStatus();

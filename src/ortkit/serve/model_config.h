@@ -25,6 +25,11 @@ struct SessionSettings {
   int optimization_level = 99;       ///< 0 | 1 | 2 | 99
 };
 
+/// The longest queue deadline, of a configuration (batching.timeout_us) or of a request (its
+/// "timeout" parameter): an hour. Longer ones said nothing a deadline of 0 (none) does not, and
+/// from about 9.2e12 us on, the deadline's arithmetic in nanoseconds wrapped into the past.
+inline constexpr std::int64_t kMaxTimeoutUs = 3'600'000'000;
+
 /// "batching": the dynamic batcher.
 struct BatchingConfig {
   bool enabled = true;
@@ -32,7 +37,7 @@ struct BatchingConfig {
   std::int64_t max_queue_delay_us = 500;
   std::vector<int> preferred_batch_sizes;
   int max_queue_size = 256;     ///< queued requests beyond which new ones are rejected at once
-  std::int64_t timeout_us = 0;  ///< deadline of a request in the queue; 0: none
+  std::int64_t timeout_us = 0;  ///< deadline of a request in the queue, 0 to kMaxTimeoutUs; 0: none
   int priority_levels = 1;      ///< request priority 1 (highest) .. priority_levels; 0 or absent: the lowest
 
   /// Rows per Run after `enabled` is applied: 0 when batching is off.

@@ -20,6 +20,12 @@ namespace ortkit::serve {
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
+/// `start` + `wait`, or TimePoint::max() where that would not fit the clock's nanoseconds.
+inline TimePoint DeadlineAfter(TimePoint start, std::chrono::microseconds wait) {
+  const auto room = std::chrono::duration_cast<std::chrono::microseconds>(TimePoint::max() - start);
+  return wait >= room ? TimePoint::max() : start + wait;
+}
+
 struct BatchPolicy {
   int max_batch_size = 0;  ///< rows per batch; 0: every request runs alone, whatever its rows
   std::chrono::microseconds max_queue_delay{0};

@@ -553,6 +553,12 @@ Status ServedModel::CheckScheduling(const InferRequest& request) const {
                     "model's own (batching.timeout_us)",
                     request.timeout_us));
   }
+  if (request.timeout_us > kMaxTimeoutUs) {
+    return Invalid(fmt::format(
+        "timeout {} is out of range: give the queue deadline in microseconds, 1 to {} (an hour), or 0 for the "
+        "model's own (batching.timeout_us)",
+        request.timeout_us, kMaxTimeoutUs));
+  }
   return OkStatus();
 }
 
@@ -649,7 +655,7 @@ void ServedModel::Submit(InferRequest request, InferCallback done, Dispatch disp
   entry.enqueued = pending->enqueued;
   const std::int64_t timeout_us =
       pending->request.timeout_us > 0 ? pending->request.timeout_us : source_.config.batching.timeout_us;
-  if (timeout_us > 0) entry.deadline = entry.enqueued + std::chrono::microseconds(timeout_us);
+  if (timeout_us > 0) entry.deadline = DeadlineAfter(entry.enqueued, std::chrono::microseconds(timeout_us));
   const int levels = source_.config.batching.priority_levels;
   entry.priority = pending->request.priority == 0 ? levels - 1 : static_cast<int>(pending->request.priority - 1);
   if (batchable_) {

@@ -16,6 +16,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "grpc_predict_v2.grpc.pb.h"
+#include "ortkit/serve/option_range.h"
 #include "ortkit/serve/request_values.h"
 #include "ortkit/serve/run_when_idle.h"
 #include "ortkit/serve/thread_name.h"
@@ -484,11 +485,21 @@ struct GrpcServer::Impl {
 GrpcServer::GrpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 GrpcServer::~GrpcServer() { Stop(); }
 
-Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const GrpcOptions& options) {
-  if (options.port < 0 || options.port > 65535) {
+ortkit::Status GrpcOptions::Validate() const {
+  if (port < 0 || port > 65535) {
     return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("gRPC port {} is not a port: give 0 to 65535 (0: a free one)", options.port));
+                     fmt::format("gRPC port {} is not a port: give 0 to 65535 (0: a free one)", port));
   }
+  // gRPC takes the limit as an int of bytes.
+  ORTKIT_RETURN_IF_ERROR(
+      CheckOptionRange("max_message_bytes", "--max-body-mb",
+                       static_cast<std::int64_t>(std::min<std::size_t>(max_message_bytes, INT64_MAX)), 1,
+                       std::int64_t{2047} << 20, "bytes"));
+  return CheckOptionRange("busy_poll_us", "--grpc-busy-poll-us", busy_poll_us, 0, 1'000'000);
+}
+
+Result<std::unique_ptr<GrpcServer>> GrpcServer::Start(InferenceCore& core, const GrpcOptions& options) {
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   auto impl = std::make_unique<Impl>();
   impl->service = std::make_unique<InferenceService>(core, options);
   ::grpc::ServerBuilder builder;

@@ -25,6 +25,10 @@ struct GrpcOptions {
   std::string server_version = "0.1.0";
   int busy_poll_us = 0;  ///< after its last event ModelInfer's thread polls this long before sleeping
   AccessLog access_log;  ///< optional
+
+  /// kInvalidArgument for a value out of its range, naming its flag and the range (GrpcServer::
+  /// Start checks it).
+  Status Validate() const;
 };
 
 class GrpcServer {

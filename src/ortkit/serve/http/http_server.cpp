@@ -15,6 +15,7 @@
 
 #include "ortkit/serve/http/http_connection.h"
 #include "ortkit/serve/http/http_routes.h"
+#include "ortkit/serve/option_range.h"
 #include "ortkit/serve/run_when_idle.h"
 #include "ortkit/serve/thread_name.h"
 
@@ -212,18 +213,28 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Create(InferenceCore& core, const HttpOptions& options) {
+Status HttpOptions::Validate() const {
   // Checked before any cast to a 16-bit port, which would wrap 65536 to 0 (a random port) and -1 to 65535.
-  if (options.port < 0 || options.port > 65535) {
+  if (port < 0 || port > 65535) {
     return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("HTTP port {} is not a port: give 0 to 65535 (0: a free one)", options.port));
+                     fmt::format("HTTP port {} is not a port: give 0 to 65535 (0: a free one)", port));
   }
-  if (options.metrics_port < -1 || options.metrics_port > 65535) {
+  if (metrics_port < -1 || metrics_port > 65535) {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("metrics port {} is not a port: give 0 to 65535 (0: a free one) or -1 (/metrics "
                                  "on the HTTP port only)",
-                                 options.metrics_port));
+                                 metrics_port));
   }
+  ORTKIT_RETURN_IF_ERROR(CheckOptionRange("max_body_bytes", "--max-body-mb",
+                                          static_cast<std::int64_t>(std::min<std::size_t>(max_body_bytes, INT64_MAX)),
+                                          1, std::int64_t{2047} << 20, "bytes"));
+  ORTKIT_RETURN_IF_ERROR(CheckOptionRange("max_connections", "--http-max-connections", max_connections, 1, 1 << 20));
+  ORTKIT_RETURN_IF_ERROR(CheckOptionRange("idle_timeout_s", "--http-idle-timeout-s", idle_timeout_s, 1, 86400));
+  return CheckOptionRange("busy_poll_us", "--http-busy-poll-us", busy_poll_us, 0, 1'000'000);
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Create(InferenceCore& core, const HttpOptions& options) {
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   auto impl = std::make_unique<Impl>(core, options);
   ORTKIT_RETURN_IF_ERROR(impl->Listen(impl->main, options.port));
   impl->port = impl->main.acceptor.local_endpoint().port();

@@ -44,6 +44,10 @@ struct HttpOptions {
   int busy_poll_us = 0;
   std::string server_version = "0.1.0";
   AccessLog access_log;  ///< optional
+
+  /// kInvalidArgument for a value out of its range, naming its flag and the range (HttpServer::
+  /// Create checks it: a port is cast to 16 bits, a timeout into the clock's nanoseconds).
+  Status Validate() const;
 };
 
 class HttpServer {
