@@ -7,6 +7,7 @@
 #include "ortkit/fix/fix_passes.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/optimize/passes.h"
 #include "ortkit/reduce/graph_slice.h"
 
 #if __has_include("ortkit/model/summary.h")
@@ -49,6 +50,19 @@ void RunModelFuzzBody(std::string_view bytes) {
     onnx::ModelProto copy = *model.proto;
     const FixPassResult result = pass.apply(copy, FixPassOptions{});
     for (const auto& change : result.changes) RenderJson({change.code, change.target, change.change});
+  }
+  // `ortkit optimize`'s rewrites that are edits of the protobuf alone (the fusion pass runs ONNX Runtime),
+  // for a CPU with VNNI and one without.
+  for (const auto& pass : OptimizePasses()) {
+    if (pass.reads_file || pass.needs_calibration) continue;
+    for (const bool vnni : {true, false}) {
+      onnx::ModelProto copy = *model.proto;
+      OptimizePassContext context;
+      context.cpu.architecture = "x86_64";
+      context.cpu.avx512_vnni = vnni;
+      auto result = pass.apply(copy, context);
+      if (result.ok()) RenderJson({result->rewritten, result->produced, result->notes, result->left});
+    }
   }
   const GraphSlicer slicer(*model.proto);
   if (slicer.size() > 0) (void)slicer.BoundaryOf(GraphSlicer::Range(slicer.size() / 2, slicer.size() - 1));

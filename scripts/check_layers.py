@@ -2,7 +2,7 @@
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
     core < diagnose < tensor < model < runtime < {check, env, inputs} < {validate, bench} < {convert, doctor, serve,
-    perf, reduce} < fix
+    perf, reduce, optimize} < fix
 
 Modules on one level do not include each other, and no type name is defined twice anywhere in src/
 and tools/ (whatever the namespace or file), nor two source files given one name. Only runtime/
@@ -23,6 +23,7 @@ LEVELS = {
     "inputs": 5,  # a run's inputs (files, synthesised, sizes found by running): validate, bench, reduce and fix own them
     "validate": 6, "bench": 6,
     "convert": 7, "doctor": 7, "serve": 7, "perf": 7, "reduce": 7,
+    "optimize": 7,  # rewrites for speed, proven by validate's runs and measured by bench's
     "fix": 8,
 }
 ORT_TYPE = re.compile(r"\bOrt::\w")

@@ -13,7 +13,7 @@ titles = {"file": "File layer", "external-data": "External data", "checker": "ON
           "shape": "Shape inference", "graph": "Export rules", "runtime": "ONNX Runtime messages",
           "validate": "Validation", "sweep": "Dynamic-shape sweep", "export": "Export companion",
           "target": "Target runtime (--target-ort)", "convert": "Opset conversion (convert)",
-          "env": "Environment (env)", "fix": "Repair (fix)",
+          "env": "Environment (env)", "fix": "Repair (fix)", "optimize": "Optimisation (optimize)",
           "internal": "Internal"}
 layer = None
 for c in codes:

@@ -53,5 +53,6 @@ void RegisterConvert(CLI::App& app, int& exit_code);
 void RegisterEnv(CLI::App& app, int& exit_code);
 void RegisterFix(CLI::App& app, int& exit_code);
 void RegisterReduce(CLI::App& app, int& exit_code);
+void RegisterOptimize(CLI::App& app, int& exit_code);
 
 }  // namespace ortkit::cli

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "ortkit/core/units.h"
 
@@ -85,10 +87,41 @@ std::string ModelSection(const ModelSummary& s, const Style& style) {
   return out;
 }
 
+// "72 MatMul, 12 Gemm" from {"MatMul": 72, "Gemm": 12} under `key`; "nothing" when empty.
+std::string OpCounts(const nlohmann::json& pass, const char* key) {
+  std::vector<std::string> parts;
+  if (pass.contains(key) && pass[key].is_object()) {
+    for (auto it = pass[key].begin(); it != pass[key].end(); ++it)
+      parts.push_back(fmt::format("{} {}", it.value().dump(), it.key()));
+  }
+  return parts.empty() ? "nothing" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// What `ortkit optimize` recorded in the model (kOptimizeProvenanceKey): one line per pass.
+std::string ProvenanceSection(const ModelSummary& s, const Style& style) {
+  for (const auto& [key, value] : s.metadata) {
+    if (key != kOptimizeProvenanceKey) continue;
+    const nlohmann::json p = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    if (!p.is_object() || !p.contains("candidate")) return "";
+    std::string out = Heading(style, "optimized by ortkit", p.value("candidate", ""));
+    out += Field(style, "onnxruntime", p.value("onnxruntime", "") + ", provider " + p.value("provider", ""));
+    out += Field(style, "cpu", p.value("cpu", "") + " (" + p.value("architecture", "") + ")");
+    const nlohmann::json passes = p.value("passes", nlohmann::json::array());
+    for (const auto& pass : passes) {
+      out += Field(style, pass.value("pass", "?"),
+                   fmt::format("rewrote {}; made {}", OpCounts(pass, "rewritten"), OpCounts(pass, "produced")));
+    }
+    return out;
+  }
+  return "";
+}
+
 std::string MetadataSection(const ModelSummary& s, const Style& style) {
   if (s.metadata.empty()) return "";
   Table table({"key", "value"});
-  for (const auto& [key, value] : s.metadata) table.AddRow({key, OneLine(value, kMetadataValueWidth)});
+  for (const auto& [key, value] : s.metadata) {
+    table.AddRow({key, key == kOptimizeProvenanceKey ? "(shown above)" : OneLine(value, kMetadataValueWidth)});
+  }
   return Heading(style, "metadata", Plural(s.metadata.size(), "entry", "entries")) + table.Render(style);
 }
 
@@ -221,6 +254,7 @@ std::string NotesSection(const ModelSummary& s, const Style& style) {
 std::string RenderInspectText(const ModelSummary& s, std::size_t top, const Style& style) {
   std::string out = style.Bold("ortkit inspect") + " " + s.path + "\n";
   out += ModelSection(s, style);
+  out += ProvenanceSection(s, style);
   out += MetadataSection(s, style);
   out += ValuesSection("inputs", s.inputs, "", style);
   out += ValuesSection("outputs", s.outputs, "", style);

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterFix(app, exit_code);
   ortkit::cli::RegisterDoctor(app, exit_code);
   ortkit::cli::RegisterReduce(app, exit_code);
+  ortkit::cli::RegisterOptimize(app, exit_code);
   ortkit::cli::RegisterBench(app, exit_code);
   ortkit::cli::RegisterServe(app, exit_code);
   ortkit::cli::RegisterPerf(app, exit_code);

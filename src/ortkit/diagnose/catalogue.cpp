@@ -125,6 +125,23 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "The original or the converted model does not load or run here, so their outputs could not be compared. Nothing was written.",
    "Fix what the message names (often: run on an ONNX Runtime that loads the original), or pass --no-validate to write the converted model unproven."},
 
+  // ---- optimize: rewriting a model for speed (`ortkit optimize`)
+  {"optimize.already-quantized", W, "The model is already quantised: its quantising candidates are not tried",
+   "The graph holds quantisation operators already (QuantizeLinear/DequantizeLinear, QLinear*, MatMulInteger, DynamicQuantizeLinear, MatMulNBits): quantising its float parts again would stack a second rounding on the first, and a quantiser that expects float weights misreads the int8 ones (ONNX Runtime's Python quantiser fails with 'Unable to find data type for weight_name').",
+   "Optimise the float model the quantised one was made from; on this one only fusions are tried (--passes fuse)."},
+  {"optimize.candidate-refused", W, "A candidate was refused by its proof and not written",
+   "The rewritten model ran on the same inputs as the original and an output lost more accuracy than the gate allows (the metric is named: top-1 agreement, per-row cosine, error beside the output's range), gave NaN or Inf where the original is finite, changed its inputs or outputs (a dynamic axis made fixed), or mixed the rows of a batch.",
+   "Keep the faster candidates that passed; to accept more loss, widen the gate for that metric (--max-drop cosine=0.02); calibrate on real inputs (--calibration) when a statically quantised candidate is refused; or leave that pass out (--passes)."},
+  {"optimize.candidate-failed", E, "A candidate could not be made or does not load",
+   "A pass failed on this model, or ONNX Runtime refuses the graph it wrote (the message says which): a bug in the pass, or an operator the provider lacks in the rewritten form.",
+   "Report the model with the message; the other candidates are unaffected, and --passes leaves this one out."},
+  {"optimize.nothing-faster", W, "No candidate is faster than the original beyond the noise: nothing was written",
+   "Every candidate was refused by its proof, or measured no faster than the original on this machine, with these threads and inputs: ONNX Runtime may already apply the fusions when it loads the model, integer kernels are slower than float on some CPUs and operators (convolutions, CPUs without VNNI), and a small model's run is dominated by overhead a rewrite does not remove.",
+   "Use the original; measure at the batch size and threads you deploy with (--dim batch=8, --threads), or on the machine you deploy to, where the outcome may differ."},
+  {"optimize.nothing-to-rewrite", I, "No candidate changes this model",
+   "None of the passes tried finds what it rewrites (constant MatMul/Gemm/Conv weights to quantise, patterns to fuse), or they are refused for this model (already quantised).",
+   "Nothing to do; `ortkit bench --profile` shows where the time goes."},
+
   // ---- ONNX checker
   {"checker.failed", E, "The ONNX checker rejects the model",
    "The model breaks a rule of the ONNX specification (see the message): usually an exporter bug or a hand-edited graph.",

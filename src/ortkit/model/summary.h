@@ -100,6 +100,10 @@ struct OpsetSummary {
   std::int64_t version = 0;
 };
 
+/// The metadata key under which `ortkit optimize` records what it did to a model (a JSON object: the
+/// candidate, its passes with what each rewrote, ONNX Runtime's version, the provider, the CPU's features).
+inline constexpr std::string_view kOptimizeProvenanceKey = "ortkit.optimize";
+
 /// Everything `inspect` reports. Strings and counts only: no tensor data is copied.
 struct ModelSummary {
   std::string path;

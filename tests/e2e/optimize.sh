@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# ortkit optimize (~20 s) on small models written with the onnx package: the written model's provenance in
+# `ortkit inspect`, its outputs against the original's in onnxruntime's Python API (an independent oracle), a
+# gate no rounding passes refusing every quantised candidate with the metric and writing nothing, an already
+# quantised model getting no quantising candidate, and a specific usage error for each bad flag.
+source "$2/tests/support/e2e.sh"
+need_python
+"$python" "$src/tests/python/optimize_models.py" "$work" || fail "writing the models"
+
+# The default run: proven and measured; written when a candidate is faster (exit 0), else nothing (exit 1).
+set +e
+"$ortkit" optimize "$work/perceptron.onnx" --out "$work/fast.onnx" --threads 1 --rounds 3 --format json >"$work/run.json" 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/err" "$work/run.json" >&2; fail "optimize exit $rc"; }
+python3 - "$work/run.json" "$rc" <<'PY' || fail "optimize report"
+import json, sys
+r = json.load(open(sys.argv[1]))  # nothing but the JSON document on stdout
+names = [c["name"] for c in r["candidates"]]
+assert names == ["fuse", "int8-dynamic"], names
+int8 = r["candidates"][1]
+assert int8["proof"]["passed"], int8["proof"]
+assert int8["passes"][0]["rewritten"] == {"MatMul": 2, "Gemm": 1}, int8["passes"]
+assert int8["proof"]["dynamic_quantization"] and len(int8["latency_ms"]["round_p50"]) == 3, int8
+assert r["written"] == (sys.argv[2] == "0") == bool(r["chosen"]), (r["written"], r["chosen"])
+print("chosen:", r["chosen"] or "none", {c["name"]: round(c.get("speed_up", {}).get("ratio", 0), 2) for c in r["candidates"]})
+PY
+if [ "$rc" = 0 ]; then
+  expect_rc 0 "$ortkit" inspect "$work/fast.onnx"
+  expect_msg "optimized by ortkit"
+  "$python" - "$work/perceptron.onnx" "$work/fast.onnx" <<'PY' || fail "the written model in onnxruntime"
+import sys
+import numpy as np
+import onnxruntime as ort
+x = np.random.default_rng(1).standard_normal((5, 256)).astype(np.float32)
+a, b = (ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0] for p in sys.argv[1:])
+cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+assert cos.min() > 0.99 and (a.argmax(1) == b.argmax(1)).all(), (cos, a.argmax(1), b.argmax(1))
+PY
+fi
+
+# A gate no rounding passes: refused before it is measured, the metric named, nothing written, exit 1.
+expect_rc 1 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/never.onnx" --passes int8-dynamic --max-drop cosine=0,top1=0
+expect_msg "optimize.candidate-refused"
+expect_msg "per-row cosine"
+[ ! -e "$work/never.onnx" ] || fail "a refused candidate was written"
+
+# An already quantised model: only fusions are tried.
+"$python" - "$work/perceptron.onnx" "$work/quantised.onnx" <<'PY' || fail "quantising with onnxruntime"
+import sys
+from onnxruntime.quantization import QuantType, quantize_dynamic
+quantize_dynamic(sys.argv[1], sys.argv[2], weight_type=QuantType.QInt8)
+PY
+set +e
+"$ortkit" optimize "$work/quantised.onnx" --dry-run --threads 1 --rounds 2 --format json >"$work/q.json"
+set -e
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [c['name'] for c in r['candidates']] == ['fuse'], r['candidates']
+assert any(d['code'] == 'optimize.already-quantized' for d in r['diagnoses']), r['diagnoses']
+" "$work/q.json" || fail "already quantised"
+expect_rc 1 "$ortkit" optimize "$work/quantised.onnx" --dry-run --passes int8-dynamic --threads 1
+expect_msg "the model is already quantised (dynamic int8"
+
+# Usage errors, each specific, exit 2.
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --passes fuse,int9
+expect_msg "no pass 'int9'; the passes are fuse, int8-dynamic"
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --max-drop cosine=0.999
+expect_msg "for a floor of 0.999 write cosine=0.001"
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/perceptron.onnx"
+expect_msg "is the model being optimized"
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx"
+expect_msg "--out FILE is required"
+expect_rc 2 "$ortkit" optimize "$work/missing.onnx" --out "$work/x.onnx"
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --dim batch=two
+expect_msg "--dim batch=two"
+echo "optimize: ok"

@@ -1,0 +1,300 @@
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ortkit/model/summary.h"
+#include "ortkit/optimize/candidate_proof.h"
+#include "ortkit/optimize/graph_rewrite.h"
+#include "ortkit/optimize/optimize.h"
+#include "ortkit/optimize/passes.h"
+#include "ortkit/optimize/weight_quantization.h"
+#include "ortkit/runtime/run.h"
+#include "test_models.h"
+
+namespace ortkit {
+namespace {
+
+using testing::ParseModelText;
+using testing::TempDir;
+
+std::vector<float> RandomFloats(std::size_t count, std::uint32_t seed, float scale = 0.1f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0, scale);
+  std::vector<float> v(count);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+void AddWeight(onnx::ModelProto& model, const std::string& name, std::vector<std::int64_t> dims, std::uint32_t seed) {
+  std::size_t count = 1;
+  for (auto d : dims) count *= static_cast<std::size_t>(d);
+  const auto values = RandomFloats(count, seed);
+  auto* t = model.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+// A two-layer perceptron: MatMul + Add + Relu, then a Gemm (transposed weight, alpha, bias) to 10 scores.
+onnx::ModelProto Perceptron() {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    mlp (float[batch, 64] x) => (float[batch, 10] logits) {
+      h = MatMul(x, w1)
+      hb = Add(h, b1)
+      r = Relu(hb)
+      logits = Gemm<transB = 1, alpha = 0.5>(r, w2, b2)
+    }
+  )");
+  AddWeight(model, "w1", {64, 128}, 1);
+  AddWeight(model, "b1", {128}, 2);
+  AddWeight(model, "w2", {10, 128}, 3);
+  AddWeight(model, "b2", {10}, 4);
+  return model;
+}
+
+Tensor Floats(std::vector<std::int64_t> shape, std::uint32_t seed) {
+  std::size_t count = 1;
+  for (auto d : shape) count *= static_cast<std::size_t>(d);
+  return Tensor::FromVector<float>(shape, RandomFloats(count, seed, 1.0f)).value();
+}
+
+std::vector<NamedTensor> RunModel(const onnx::ModelProto& model, std::vector<NamedTensor> inputs) {
+  auto runtime = Runtime::Create().value();
+  auto session = Session::CreateFromBytes(*runtime, model.SerializeAsString(), SessionConfig{});
+  EXPECT_TRUE(session.ok()) << session.error().message;
+  if (!session.ok()) return {};
+  auto outputs = RunSession(**session, RunRequest{inputs, {}});
+  EXPECT_TRUE(outputs.ok()) << outputs.error().message;
+  return outputs.ok() ? std::move(*outputs) : std::vector<NamedTensor>{};
+}
+
+TEST(WeightQuantization, Int8PerChannelRoundTripsWithinHalfAStep) {
+  const std::vector<float> w = {0.5f, -2.0f, 0.25f, 1.0f, 0.0f, 0.0f};  // [3, 2]: column 0 up to 0.5, column 1 up to 2
+  const Int8Channels q = QuantizeInt8PerChannel(w, 3, 2, /*per_column=*/true, /*reduce_range=*/false);
+  ASSERT_EQ(q.scales.size(), 2u);
+  EXPECT_FLOAT_EQ(q.scales[0], 0.5f / 127);
+  EXPECT_FLOAT_EQ(q.scales[1], 2.0f / 127);
+  EXPECT_EQ(q.values[1], -127);
+  for (std::size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(q.values[i] * q.scales[i % 2], w[i], q.scales[i % 2] / 2);
+  const Int8Channels reduced = QuantizeInt8PerChannel(w, 3, 2, true, /*reduce_range=*/true);
+  EXPECT_EQ(reduced.values[1], -63);  // 7 bits
+  const Int8Channels rows = QuantizeInt8PerChannel(std::vector<float>(4, 0.0f), 2, 2, /*per_column=*/false, false);
+  EXPECT_EQ(rows.scales, (std::vector<float>{1, 1}));  // zeros dequantise to zeros
+}
+
+TEST(WeightQuantization, Int4BlocksInMatMulNBitsLayout) {
+  const std::int64_t k = 40, n = 3, block = 16;  // a partial last block of 8
+  const auto w = RandomFloats(static_cast<std::size_t>(k * n), 7);
+  for (const bool symmetric : {false, true}) {
+    const Int4Blocks q = QuantizeInt4Blocks(w, k, n, block, symmetric);
+    EXPECT_EQ(q.blocks_per_column, 3);
+    EXPECT_EQ(q.packed.size(), static_cast<std::size_t>(n * 3 * block / 2));
+    EXPECT_EQ(q.scales.size(), static_cast<std::size_t>(n * 3));
+    EXPECT_EQ(q.zero_points.size(), symmetric ? 0u : static_cast<std::size_t>(n * 2));
+    for (std::int64_t r = 0; r < k; ++r) {
+      for (std::int64_t c = 0; c < n; ++c) {
+        // Symmetric blocks map the largest magnitude to -8, so the other sign reaches +7 only: a step of clipping.
+        const float step = std::abs(q.scales[c * 3 + r / block]) * (symmetric ? 1.01f : 0.51f);
+        EXPECT_NEAR(DequantizeInt4(q, r, c), w[r * n + c], step) << r << "," << c << " symmetric " << symmetric;
+      }
+    }
+  }
+  // The first element of a block is the low nibble of its first byte.
+  const std::vector<float> ramp = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const Int4Blocks r = QuantizeInt4Blocks(ramp, 16, 1, 16, /*symmetric=*/false);
+  EXPECT_EQ(r.packed[0], 0x10);  // 0 in the low nibble, 1 in the high one
+  EXPECT_FLOAT_EQ(r.scales[0], 1.0f);
+}
+
+TEST(Int8DynamicPass, RewritesMatMulAndGemmAndStaysClose) {
+  onnx::ModelProto model = Perceptron();
+  const onnx::ModelProto original = model;
+  OptimizePassContext context;
+  context.cpu.architecture = "x86_64";
+  context.cpu.avx512_vnni = true;
+  auto result = QuantizeInt8Dynamic(model, context);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->rewritten.at("MatMul"), 1);
+  EXPECT_EQ(result->rewritten.at("Gemm"), 1);
+  EXPECT_EQ(result->produced.at("MatMulInteger"), 2);
+  EXPECT_EQ(result->produced.at("DynamicQuantizeLinear"), 2);
+  for (const auto& t : model.graph().initializer()) EXPECT_NE(t.name(), "w1") << "the float weight is dropped";
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Floats({4, 64}, 11)});
+  const auto expected = RunModel(original, [&] {
+    std::vector<NamedTensor> copy;
+    copy.push_back({"x", inputs[0].tensor.Clone()});
+    return copy;
+  }());
+  const auto actual = RunModel(model, std::move(inputs));
+  ASSERT_EQ(actual.size(), 1u);
+  ASSERT_EQ(expected.size(), 1u);
+  const Agreement a = MeasureAgreement(expected[0].tensor, actual[0].tensor, OutputPurpose::kScores);
+  EXPECT_GT(a.min_cosine, 0.999);
+  EXPECT_EQ(a.Top1Share(), 1.0);
+}
+
+TEST(Int8DynamicPass, ReducesRangeWithoutVnniAndLeavesConvolutions) {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    conv (float[1, 8, 16, 16] x) => (float[1, 16, 16, 16] y) {
+      y = Conv<pads = [1, 1, 1, 1]>(x, w, b)
+    }
+  )");
+  AddWeight(model, "w", {16, 8, 3, 3}, 5);
+  AddWeight(model, "b", {16}, 6);
+  OptimizePassContext context;
+  context.cpu.architecture = "x86_64";
+  context.cpu.avx2 = true;
+  onnx::ModelProto matmul_only = model;
+  auto left = QuantizeInt8Dynamic(matmul_only, context);
+  ASSERT_TRUE(left.ok());
+  EXPECT_FALSE(left->changed());
+  ASSERT_EQ(left->left.size(), 1u);
+  EXPECT_NE(left->left[0].find("Conv left in float"), std::string::npos) << left->left[0];
+  auto with_conv = QuantizeInt8DynamicWithConvolutions(model, context);
+  ASSERT_TRUE(with_conv.ok()) << with_conv.error().message;
+  EXPECT_EQ(with_conv->produced.at("ConvInteger"), 1);
+  ASSERT_FALSE(with_conv->notes.empty());
+  EXPECT_NE(with_conv->notes[0].find("7 bits"), std::string::npos) << with_conv->notes[0];
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Floats({1, 8, 16, 16}, 12)});
+  const auto out = RunModel(model, std::move(inputs));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].tensor.shape(), (std::vector<std::int64_t>{1, 16, 16, 16}));
+}
+
+TEST(FusePass, SavesTheExtendedLevelAndCountsFusions) {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    skip (float[batch, 8, 32] x, float[batch, 8, 32] skip) => (float[batch, 8, 32] y) {
+      s = Add(x, skip)
+      y = LayerNormalization<axis = -1>(s, gamma, beta)
+    }
+  )");
+  AddWeight(model, "gamma", {32}, 8);
+  AddWeight(model, "beta", {32}, 9);
+  TempDir dir;
+  const auto path = dir.WriteModel("skip.onnx", model);
+  auto runtime = Runtime::Create().value();
+  OptimizePassContext context;
+  context.runtime = runtime.get();
+  context.scratch = dir.path();
+  context.unchanged_source = path;
+  context.unchanged_model = &model;
+  onnx::ModelProto fused;
+  auto result = FuseForProvider(fused, context);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->produced.at("SkipLayerNormalization"), 1);
+  EXPECT_EQ(result->rewritten.at("LayerNormalization"), 1);
+  for (const auto& o : fused.opset_import()) {
+    EXPECT_TRUE(o.domain().empty() || o.domain() == "com.microsoft") << "unused import kept: " << o.domain();
+  }
+  EXPECT_EQ(fused.graph().input(0).type().tensor_type().shape().dim(0).dim_param(), "batch");
+}
+
+TEST(AccuracyGate, ParsesDropsAndRefusesFloors) {
+  auto gate = AccuracyGate::Parse("cosine=0.001,top1=0.02");
+  ASSERT_TRUE(gate.ok()) << gate.error().message;
+  EXPECT_DOUBLE_EQ(gate->cosine, 0.999);
+  EXPECT_DOUBLE_EQ(gate->top1, 0.98);
+  EXPECT_DOUBLE_EQ(gate->error, AccuracyGate{}.error);
+  auto floor = AccuracyGate::Parse("cosine=0.999");
+  ASSERT_FALSE(floor.ok());
+  EXPECT_NE(floor.error().message.find("cosine=0.001"), std::string::npos) << floor.error().message;
+  EXPECT_FALSE(AccuracyGate::Parse("recall=0.1").ok());
+  EXPECT_FALSE(AccuracyGate::Parse("top1=abc").ok());
+  EXPECT_FALSE(AccuracyGate::Parse("top1=-0.1").ok());
+}
+
+TEST(CandidateProof, InterfaceChangesNameAFixedDynamicAxis) {
+  TensorSpec before{"x", true, DataType::kFloat32, {{-1, "batch"}, {4, ""}}};
+  TensorSpec after = before;
+  after.dims[0] = {1, ""};
+  const auto changes = InterfaceChanges({before}, {}, {after}, {});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NE(changes[0].find("input 'x' axis 0 was dynamic ('batch'), now fixed to 1"), std::string::npos) << changes[0];
+  EXPECT_TRUE(InterfaceChanges({before}, {}, {before}, {}).empty());
+}
+
+TEST(ChooseFastest, OnlyAProvenCandidateFasterBeyondTheNoise) {
+  std::vector<CandidateOutcome> candidates(3);
+  candidates[0].name = "fuse";
+  candidates[0].state = CandidateOutcome::State::kNotFaster;
+  candidates[0].speed_up = {3.0, 0.5, 6.0, false, false};  // the fastest median, but inside the noise
+  candidates[1].name = "int8-dynamic";
+  candidates[1].state = CandidateOutcome::State::kPassed;
+  candidates[1].speed_up = {2.0, 1.9, 2.1, true, false};
+  candidates[2].name = "int8-dynamic-conv";
+  candidates[2].state = CandidateOutcome::State::kPassed;
+  candidates[2].speed_up = {1.5, 1.4, 1.6, true, false};
+  EXPECT_EQ(ChooseFastest(candidates), "int8-dynamic");
+  EXPECT_EQ(candidates[1].state, CandidateOutcome::State::kChosen);
+  EXPECT_NE(candidates[2].reason.find("slower than int8-dynamic"), std::string::npos);
+  std::vector<CandidateOutcome> slower(1);
+  slower[0].state = CandidateOutcome::State::kPassed;
+  slower[0].speed_up = {0.7, 0.6, 0.8, false, true};
+  EXPECT_EQ(ChooseFastest(slower), "");
+}
+
+// The whole command on a small model: a gate no rounding passes refuses every quantised candidate before
+// it is measured, names the metric, and writes nothing.
+TEST(OptimizeModelFile, GateFailureIsNeverWritten) {
+  TempDir dir;
+  const auto model = dir.WriteModel("mlp.onnx", Perceptron());
+  auto runtime = Runtime::Create().value();
+  OptimizeOptions options;
+  options.model = model;
+  options.out = dir.path() / "out.onnx";
+  options.candidates = {"int8-dynamic"};
+  options.gate = AccuracyGate::Parse("cosine=0,top1=0").value();
+  options.threads = 1;
+  auto report = OptimizeModelFile(*runtime, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->candidates.size(), 1u);
+  const CandidateOutcome& c = report->candidates[0];
+  EXPECT_EQ(c.state, CandidateOutcome::State::kRefused) << c.reason;
+  EXPECT_NE(c.reason.find("per-row cosine"), std::string::npos) << c.reason;
+  EXPECT_FALSE(report->written);
+  EXPECT_FALSE(std::filesystem::exists(options.out));
+  EXPECT_TRUE(report->Failed());
+  const nlohmann::json json = *report;
+  EXPECT_EQ(json["candidates"][0]["state"], "refused");
+  EXPECT_FALSE(json["candidates"][0]["proof"]["passed"].get<bool>());
+}
+
+// A proven candidate carries its provenance; with --dry-run nothing is written whatever is chosen.
+TEST(OptimizeModelFile, DryRunProvesAndMeasuresWithoutWriting) {
+  TempDir dir;
+  const auto model = dir.WriteModel("mlp.onnx", Perceptron());
+  auto runtime = Runtime::Create().value();
+  OptimizeOptions options;
+  options.model = model;
+  options.dry_run = true;
+  options.threads = 1;
+  options.measure.rounds = 2;
+  options.measure.runs_per_round = 3;
+  auto report = OptimizeModelFile(*runtime, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->candidates.size(), 2u);  // fuse, int8-dynamic
+  EXPECT_EQ(report->candidates[1].name, "int8-dynamic");
+  const CandidateOutcome& int8 = report->candidates[1];
+  ASSERT_TRUE(int8.proof.has_value());
+  EXPECT_TRUE(int8.proof->Passed()) << int8.proof->FirstFailure();
+  EXPECT_TRUE(int8.proof->dynamic_quantization);
+  ASSERT_TRUE(int8.latency.has_value());
+  EXPECT_EQ(int8.latency->round_p50_ms.size(), 2u);
+  EXPECT_EQ(report->trials.size(), 2u);  // batch 1, then batch 3
+  EXPECT_FALSE(report->written);
+  EXPECT_NE(report->candidates[0].state, CandidateOutcome::State::kFailed) << report->candidates[0].reason;
+}
+
+}  // namespace
+}  // namespace ortkit
