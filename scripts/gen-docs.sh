@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the generated parts of the docs from the code: the diagnosis-code list in
-# docs/troubleshooting.md (between the GENERATED markers) comes from `ortkit explain`.
+# docs/troubleshooting.md (between the GENERATED markers) comes from `ortkit explain`; docs/deployment.md's
+# quotes of the Dockerfile and the KServe manifests (deploy/kserve/) from those files.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ortkit="${ORTKIT:-${BUILD_DIR:-$root/build}/bin/ortkit}"
@@ -34,3 +35,24 @@ _, tail = rest.split(end, 1)
 open(doc, "w").write(head + begin + "\n" + codes + "\n" + end + tail)
 PY
 echo "updated $doc"
+
+# docs/deployment.md quotes the Dockerfile and the KServe manifests as they are (tests/e2e/deployment.sh checks it).
+python3 - "$root" <<'PY'
+import os, sys
+root = sys.argv[1]
+doc = os.path.join(root, "docs/deployment.md")
+text = open(doc).read()
+def quote(text, marker, language, names):
+    begin, end = f"<!-- GENERATED: {marker} -->", "<!-- END GENERATED -->"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    blocks = "\n".join(f"```{language}\n{open(os.path.join(root, n)).read()}```\n" for n in names)
+    return head + begin + "\n" + blocks + end + tail
+text = quote(text, "Dockerfile", "dockerfile", ["Dockerfile"])
+manifests = sorted(os.path.join("deploy/kserve", n) for n in os.listdir(os.path.join(root, "deploy/kserve")) if n.endswith(".yaml"))
+# The ServingRuntime first: the InferenceService points at it.
+manifests.sort(key=lambda n: "servingruntime" not in n)
+text = quote(text, "KServe manifests", "yaml", manifests)
+open(doc, "w").write(text)
+PY
+echo "updated docs/deployment.md"

@@ -5,7 +5,9 @@
 # distribution on PyPI (checked against its sha256) with the backend test cases of the same release,
 # and the Python environment of the export companion and the test oracles (.deps/python: a venv with
 # PyTorch 2.15, onnxscript, Transformers 5, TensorFlow 2.21 with Keras 3, tf2onnx and the rest of
-# python/requirements.txt, every package pinned by hash). Safe to run again: finished steps are skipped.
+# python/requirements.txt, every package pinned by hash); kubeconform and KServe's CRD schemas from the Go
+# module proxy (pinned by their go.sum hashes); podman, runc and debootstrap for the container image, with
+# the containers.conf setting runc needs here. Safe to run again: finished steps are skipped.
 #
 #   scripts/setup.sh            packages + ONNX Runtime + Python environment
 #   ORTKIT_SKIP_APT=1 ...       skip the Debian packages (no root, or already installed)
@@ -62,8 +64,24 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
   libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
-  python3 python3-venv python3-numpy unzip
+  python3 python3-venv python3-numpy python3-yaml unzip
+  podman runc debootstrap
 )
+
+# The KServe manifests (deploy/kserve/) are checked with kubeconform against KServe's own CRD schemas.
+# Both come from the Go module proxy, pinned by their go.sum hashes: kubeconform built from its module (whose
+# own go.sum pins its dependencies), the CRDs read from KServe's module and turned into JSON schemas by
+# kubeconform's openapi2jsonschema.py. kubeconform needs Go 1.26: without a go that new, Debian's go fetches
+# the Go toolchain, itself a module on the proxy (pinned the same way).
+kserve_version="0.15.2"
+kserve_module="github.com/kserve/kserve@v$kserve_version"
+kserve_sum="h1:uph7Umk331fvBMrHHpTJNDt6+lf3IAuyiskaQw8wIAk="
+kubeconform_module="github.com/yannh/kubeconform@v0.8.0"
+kubeconform_sum="h1:loDYd3a3spjIFrauqW67CDKF55Oo9R6uvC8AvpVd4ug="
+go_toolchain_module="golang.org/toolchain@v0.0.1-go1.26.8.linux-amd64"
+go_toolchain_sum="h1:ZOmGe1OnfREDMIdb1Qi4G9JSuDPBLGExZMQ4nis1RXM="
+kserve_dir="$deps/kserve-$kserve_version"
+go_dir="$deps/go"
 
 say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
@@ -234,10 +252,98 @@ install_python_env() {
   say "Python environment ready: $python_dir ($(du -sh "$python_dir" | cut -f1), $((SECONDS - started)) s)"
 }
 
+# podman's default runtime, crun, refuses this kernel's hybrid cgroups, and runc cannot raise the rlimits
+# podman asks for by default inside a sandbox: runc, and no default ulimits (scripts/container.sh also
+# passes --runtime runc). An existing containers.conf is left alone when it already says so.
+configure_podman() {
+  if [ "${ORTKIT_SKIP_APT:-0}" = 1 ] || ! command -v podman >/dev/null 2>&1; then return; fi
+  local conf=/etc/containers/containers.conf
+  if [ -f "$conf" ] && grep -q '^default_ulimits *= *\[ *\]' "$conf"; then say "podman: $conf has default_ulimits = []"; return; fi
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo mkdir -p "$(dirname "$conf")"
+  if [ -f "$conf" ] && grep -q '^default_ulimits' "$conf"; then
+    $sudo sed -i 's/^default_ulimits.*/default_ulimits = []/' "$conf"
+  elif [ -f "$conf" ] && grep -q '^\[containers\]' "$conf"; then
+    $sudo sed -i 's/^\[containers\]/[containers]\ndefault_ulimits = []/' "$conf"
+  else
+    printf '[containers]\ndefault_ulimits = []\n' | $sudo tee -a "$conf" >/dev/null
+  fi
+  say "podman: default_ulimits = [] written to $conf"
+}
+
+# go_module MODULE@VERSION SUM: downloads the module through the proxy into $go_dir, checks its go.sum hash
+# and prints the folder it is in.
+go_module() {
+  local json dir sum
+  json="$(GOPATH="$go_dir" GOFLAGS=-modcacherw GOTOOLCHAIN=local "$go" mod download -json "$1")" \
+    || { say "go mod download $1 failed: $json"; exit 1; }
+  read -r dir sum < <(/usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j.get("Dir", ""), j.get("Sum", ""))' <<<"$json")
+  [ "$sum" = "$2" ] || { say "go.sum hash mismatch for $1: expected $2, got $sum"; exit 1; }
+  echo "$dir"
+}
+
+# A go of at least 1.26 ($go): the one on PATH, or the toolchain module fetched with Debian's go.
+find_go() {
+  go="$(command -v go || true)"
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; }
+  local version=""; [ -n "$go" ] && version="$("$go" env GOVERSION 2>/dev/null || true)"
+  if [[ "$version" =~ ^go1\.(2[6-9]|[3-9][0-9]) ]]; then return; fi
+  if [ -x "$go_dir/toolchain/bin/go" ]; then go="$go_dir/toolchain/bin/go"; return; fi
+  if [ -z "$go" ]; then
+    local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    say "installing Debian's golang-go to fetch the Go toolchain module"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends golang-go >/dev/null
+    go=/usr/bin/go
+  fi
+  say "fetching $go_toolchain_module (kubeconform needs Go 1.26; this go is ${version:-unknown})"
+  local dir; dir="$(go_module "$go_toolchain_module" "$go_toolchain_sum")"
+  rm -rf "$go_dir/toolchain"; cp -r "$dir" "$go_dir/toolchain"
+  chmod -R u+w "$go_dir/toolchain"; chmod +x "$go_dir/toolchain/bin/"* "$go_dir/toolchain/pkg/tool/"*/*
+  go="$go_dir/toolchain/bin/go"
+}
+
+install_kserve_tools() {
+  local stamp="$kserve_sum $kubeconform_sum"
+  if [ -f "$kserve_dir/.complete" ] && [ "$(cat "$kserve_dir/.complete")" = "$stamp" ]; then
+    say "kubeconform and KServe $kserve_version CRD schemas: present in $kserve_dir"; return
+  fi
+  local go; find_go
+  say "fetching $kubeconform_module and $kserve_module from the Go module proxy"
+  local kubeconform kserve
+  kubeconform="$(go_module "$kubeconform_module" "$kubeconform_sum")"
+  kserve="$(go_module "$kserve_module" "$kserve_sum")"
+  rm -rf "$kserve_dir"; mkdir -p "$kserve_dir/bin" "$kserve_dir/crd" "$kserve_dir/schemas"
+  (cd "$kubeconform" && GOPATH="$go_dir" GOFLAGS=-modcacherw GOTOOLCHAIN=local "$go" build -trimpath \
+    -o "$kserve_dir/bin/kubeconform" ./cmd/kubeconform) >&2
+  cp "$kserve/config/crd/full/serving.kserve.io_servingruntimes.yaml" \
+    "$kserve/config/crd/full/serving.kserve.io_inferenceservices.yaml" "$kserve_dir/crd/"
+  # servingruntime_v1alpha1.json, inferenceservice_v1beta1.json: what kubeconform's -schema-location names.
+  (cd "$kserve_dir/schemas" && FILENAME_FORMAT='{kind}_{version}' /usr/bin/python3 \
+    "$kubeconform/scripts/openapi2jsonschema.py" "$kserve_dir"/crd/*.yaml >/dev/null)
+  ls "$kserve_dir/schemas/servingruntime_v1alpha1.json" "$kserve_dir/schemas/inferenceservice_v1beta1.json" >/dev/null
+  GOPATH="$go_dir" GOFLAGS=-modcacherw "$go" clean -modcache  # the modules' sources: only the results are kept
+  echo "$stamp" >"$kserve_dir/.complete"
+  say "kubeconform and KServe $kserve_version CRD schemas installed in $kserve_dir"
+}
+
+# The container image's base (scripts/container.sh): Debian 12 minbase and the runtime libraries, made with
+# debootstrap from Debian's archive (signed by its key) once, and kept as a tar so that building the image
+# (tests/e2e/container.sh) downloads nothing.
+install_container_base() {
+  if [ "${ORTKIT_SKIP_APT:-0}" = 1 ] || ! command -v debootstrap >/dev/null 2>&1; then
+    say "skipping the container base (no debootstrap)"; return
+  fi
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo "$root/scripts/container.sh" base-tar
+}
+
 install_debian_packages
+configure_podman
 install_onnxruntime
 install_onnxruntime_gpu
 install_onnx
 install_onnx_testdata
 install_python_env
 install_real_models
+install_kserve_tools
+install_container_base

@@ -1,7 +1,8 @@
 // ortkit_make_model: writes the models that the demo, the end-to-end tests and the docs use.
-//   ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N]
+//   ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N] [--seed N]
 //   ortkit_make_model bert-tiny OUT.onnx [--layers N] [--hidden H] [--vocab V]
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -113,7 +114,8 @@ class GraphBuilder {
 
 // One Transformer encoder block: pre-norm multi-head self-attention and a ReLU feed-forward
 // network, with dynamic batch and sequence axes.
-onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
+// `seed`: the weights' random seed (models of the same shapes with other weights: versions of one model).
+onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch, unsigned seed) {
   constexpr long long kHidden = 64, kHeads = 4, kHeadDim = kHidden / kHeads, kFfn = 256;
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -125,7 +127,7 @@ onnx::ModelProto DemoEncoder(const std::string& batch, long long baked_batch) {
   opset->set_version(17);
   auto* graph = model.mutable_graph();
   graph->set_name("encoder_block");
-  GraphBuilder b(graph);
+  GraphBuilder b(graph, seed);
   b.Value(graph->mutable_input(), "x", {batch, "seq_len", std::to_string(kHidden)});
   b.Value(graph->mutable_output(), "y", {batch, "seq_len", std::to_string(kHidden)});
 
@@ -286,7 +288,7 @@ onnx::ModelProto BertTiny(const BertOptions& options) {
 
 int Usage(FILE* to = stderr, int code = 2) {
   std::fprintf(to,
-               "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N]\n"
+               "usage: ortkit_make_model demo-encoder OUT.onnx [--static-batch N] [--baked-batch N] [--seed N]\n"
                "       ortkit_make_model bert-tiny OUT.onnx [--layers N] [--hidden H] [--vocab V]\n"
                "       ortkit_make_model from-text OUT.onnx < MODEL.txt\n"
                "  demo-encoder   a Transformer encoder block with dynamic batch and seq_len axes\n"
@@ -304,6 +306,7 @@ int main(int argc, char** argv) {
   const std::string out = argv[2];
   std::string batch = "batch";
   long long baked_batch = 0;
+  unsigned seed = 7;
   BertOptions bert;
   if ((argc - 3) % 2 != 0) return Usage();
   for (int i = 3; i + 1 < argc; i += 2) {
@@ -313,6 +316,8 @@ int main(int argc, char** argv) {
       batch = argv[i + 1];
     else if (flag == "--baked-batch")
       baked_batch = value;
+    else if (flag == "--seed" && value >= 0 && value <= UINT32_MAX)
+      seed = static_cast<unsigned>(value);
     else if (flag == "--layers" && value > 0)
       bert.layers = value;
     else if (flag == "--hidden" && value > 0 && value % bert.heads == 0)
@@ -332,7 +337,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   } else if (kind == "demo-encoder")
-    model = DemoEncoder(batch, baked_batch);
+    model = DemoEncoder(batch, baked_batch, seed);
   else if (kind == "bert-tiny")
     model = BertTiny(bert);
   else

@@ -114,19 +114,110 @@ TEST(ServeModelRepository, ScansFoldersAndReadsTheirConfigs) {
   const auto& sources = scan->models;
   ASSERT_EQ(sources.size(), 2u);
   EXPECT_EQ(sources[0].name, "a");
-  EXPECT_EQ(sources[1].config.instances, 3);
+  ASSERT_TRUE(sources[1].config.ok());
+  EXPECT_EQ(sources[1].config->instances, 3);
+  EXPECT_EQ(sources[1].config->name, "b");
+  ASSERT_EQ(sources[1].versions.size(), 1u);
+  EXPECT_EQ(sources[1].versions[0].version, 1);
   EXPECT_TRUE(scan->notes.empty());
+  // A configuration that does not parse stops its own model only.
   dir.Write("a/config.json", R"({"instances": 0})");
   auto bad = ScanModelRepository(dir.path());
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(
-      bad.error().message.find("a/config.json: instances (--instances): expected an integer from 1 to 256, got 0"),
-      std::string::npos)
-      << bad.error().message;
+  ASSERT_TRUE(bad.ok()) << bad.error().message;
+  ASSERT_EQ(bad->models.size(), 2u);
+  ASSERT_FALSE(bad->models[0].config.ok());
+  EXPECT_NE(bad->models[0].config.error().message.find(
+                "a/config.json: instances (--instances): expected an integer from 1 to 256, got 0"),
+            std::string::npos)
+      << bad->models[0].config.error().message;
+  EXPECT_TRUE(bad->models[1].config.ok());
   EXPECT_FALSE(ModelFromFlag("bad name=" + (dir.path() / "a/model.onnx").string(), std::nullopt).ok());
   auto named = ModelFromFlag("enc=" + (dir.path() / "a/model.onnx").string(), std::nullopt);
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(named->name, "enc");
+}
+
+// Triton's layout: numeric version folders, the policy choosing among them; NAME/model.onnx is version 1.
+TEST(ServeModelRepository, ReadsVersionFoldersAndSelectsThemByPolicy) {
+  testing::TempDir dir;
+  for (const char* folder : {"m/1", "m/2", "m/10", "m/03", "m/latest", "m/4"}) {
+    std::filesystem::create_directories(dir.path() / folder);
+  }
+  for (const char* file : {"m/1/model.onnx", "m/2/model.onnx", "m/10/model.onnx", "m/03/model.onnx",
+                           "m/latest/model.onnx", "m/model.onnx"}) {
+    dir.Write(file, "x");
+  }
+  std::vector<std::string> notes;
+  auto model = ScanRepositoryModel(dir.path(), "m", &notes);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  std::vector<std::int64_t> versions;
+  for (const auto& v : model->versions) versions.push_back(v.version);
+  EXPECT_EQ(versions, (std::vector<std::int64_t>{1, 2, 10}));  // "03", "latest": not versions; 4: no model.onnx
+  EXPECT_EQ(model->versions[2].model, dir.path() / "m/10/model.onnx");
+  const std::string all = notes.empty() ? "" : notes[0] + "\n" + notes.back();
+  ASSERT_EQ(notes.size(), 2u) << all;
+  EXPECT_NE(all.find("version folder 4 holds no model.onnx"), std::string::npos) << all;
+  EXPECT_NE(all.find("m/model.onnx is passed over: the model has version folders"), std::string::npos) << all;
+
+  auto latest = SourcesOfModel(*model, {});
+  ASSERT_TRUE(latest.ok()) << latest.error().message;
+  ASSERT_EQ(latest->size(), 1u);
+  EXPECT_EQ((*latest)[0].version, 10);
+  model->config->version_policy = {VersionPolicy::Kind::kLatest, 2, {}};
+  EXPECT_EQ(SourcesOfModel(*model, {})->size(), 2u);
+  model->config->version_policy = {VersionPolicy::Kind::kAll, 1, {}};
+  EXPECT_EQ(SourcesOfModel(*model, {})->size(), 3u);
+  model->config->version_policy = {VersionPolicy::Kind::kSpecific, 1, {2, 7}};
+  ASSERT_EQ(SourcesOfModel(*model, {})->size(), 1u);
+  EXPECT_EQ(SourcesOfModel(*model, {}).value()[0].version, 2);
+  model->config->version_policy = {VersionPolicy::Kind::kSpecific, 1, {7}};
+  auto none = SourcesOfModel(*model, {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message,
+            "model 'm': its version_policy (specific [7]) selects none of its versions (1, 2, 10)");
+
+  std::filesystem::remove_all(dir.path() / "m");
+  std::filesystem::create_directories(dir.path() / "m");
+  dir.Write("m/model.onnx", "x");  // the flat layout: version 1
+  auto flat = ScanRepositoryModel(dir.path(), "m", &notes);
+  ASSERT_TRUE(flat.ok());
+  ASSERT_EQ(flat->versions.size(), 1u);
+  EXPECT_EQ(flat->versions[0].version, 1);
+  EXPECT_EQ(flat->versions[0].folder, dir.path() / "m");
+  EXPECT_EQ(ScanRepositoryModel(dir.path(), "absent", &notes).error().kind, ErrorKind::kNotFound);
+}
+
+TEST(ServeModelConfig, VersionPolicyParsesAsTritonWritesIt) {
+  auto latest = ParseModelConfig(R"({"version_policy": {"latest": {"num_versions": 2}}})", "c.json");
+  ASSERT_TRUE(latest.ok()) << latest.error().message;
+  EXPECT_EQ(latest->version_policy.Describe(), "latest 2");
+  auto specific = ParseModelConfig(R"({"version_policy": {"specific": {"versions": [3, 1, 3]}}})", "c.json");
+  ASSERT_TRUE(specific.ok()) << specific.error().message;
+  EXPECT_EQ(specific->version_policy.Describe(), "specific [1, 3]");
+  EXPECT_EQ(ParseModelConfig(R"({"version_policy": {"all": {}}})", "c.json")->version_policy.Describe(), "all");
+  // What the config endpoint writes parses back, Triton's max_batch_size included.
+  auto round = ParseModelConfig(ModelConfigToJson(*specific), "c.json");
+  ASSERT_TRUE(round.ok()) << round.error().message;
+  EXPECT_EQ(round->version_policy.Describe(), "specific [1, 3]");
+  EXPECT_EQ(ParseModelConfig(R"({"max_batch_size": 4})", "c.json")->batching.max_batch_size, 4);
+  struct Case {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {R"({"version_policy": {"latest": {"num_versions": 0}}})",
+       "version_policy.latest.num_versions: expected an integer from 1 to 1024, got 0"},
+      {R"({"version_policy": {"latest": {}, "all": {}}})", "give exactly one of \"latest\", \"all\" and"},
+      {R"({"version_policy": {"newest": {}}})", "version_policy.newest: unknown key"},
+      {R"({"version_policy": {"specific": {"versions": []}}})", "expected at least one version number"},
+      {R"({"version_policy": {"specific": {"versions": [0]}}})", "expected an integer from 1 to 999999999999999999, got 0"},
+      {R"({"version_policy": "latest"})", "version_policy: expected an object"},
+      {R"({"max_batch_size": 4, "batching": {"max_batch_size": 8}})", "max_batch_size: 4 disagrees with"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = ParseModelConfig(c.text, "c.json");
+    ASSERT_FALSE(parsed.ok()) << c.text;
+    EXPECT_NE(parsed.error().message.find(c.expected), std::string::npos) << parsed.error().message;
+  }
 }
 
 // A notebook's checkpoint folder or a folder named with a space used to stop the whole server.

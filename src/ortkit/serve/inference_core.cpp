@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ortkit/core/cpus.h"
 #include "ortkit/serve/option_range.h"
@@ -36,12 +38,17 @@ Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, s
                                                              const CoreOptions& options) {
   if (models.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
   ORTKIT_RETURN_IF_ERROR(options.Validate());
-  std::set<std::string> names;
+  std::set<std::pair<std::string, std::int64_t>> names;
   for (const auto& m : models) {
-    if (!names.insert(m.name).second) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("two models are named '{}'", m.name));
+    if (!names.insert({m.name, m.version}).second) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       m.version == 1 ? fmt::format("two models are named '{}'", m.name)
+                                      : fmt::format("model '{}' has version {} twice", m.name, m.version));
     }
   }
+  // By name, then version: a model's versions side by side, the highest last.
+  std::sort(models.begin(), models.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.name, a.version) < std::tie(b.name, b.version); });
   std::unique_ptr<InferenceCore> core(new InferenceCore());
   core->runtime_ = &runtime;
   core->options_ = options;
@@ -86,13 +93,19 @@ Status InferenceCore::LoadModels() {
 std::vector<std::string> InferenceCore::notes() const { return notes_; }
 
 Result<ServedModel*> InferenceCore::Find(const std::string& name, const std::string& version) const {
-  auto it = std::find_if(models_.begin(), models_.end(), [&](const auto& m) { return m->name() == name; });
-  if (it == models_.end()) return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
-  if (!version.empty() && version != "1") {
-    return MakeError(ErrorKind::kNotFound,
-                     fmt::format("model '{}' has no version '{}' (it serves version 1)", name, version));
+  ServedModel* highest = nullptr;
+  std::vector<std::string> versions;
+  for (const auto& m : models_) {
+    if (m->name() != name) continue;
+    if (m->version() == version) return m.get();
+    highest = m.get();
+    versions.push_back(m->version());
   }
-  return it->get();
+  if (highest == nullptr) return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
+  if (version.empty()) return highest;
+  return MakeError(ErrorKind::kNotFound,
+                   fmt::format("model '{}' has no version '{}' (it serves version{} {})", name, version,
+                               versions.size() == 1 ? "" : "s", fmt::join(versions, ", ")));
 }
 
 void InferenceCore::Infer(InferRequest request, InferCallback done) {
@@ -136,7 +149,12 @@ Result<bool> InferenceCore::IsModelReady(const std::string& name, const std::str
 Result<ModelMetadata> InferenceCore::Metadata(const std::string& name, const std::string& version) const {
   ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, version));
   if (!model->ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", name));
-  return model->metadata();
+  ModelMetadata metadata = model->metadata();
+  metadata.versions.clear();
+  for (const auto& m : models_) {
+    if (m->name() == name) metadata.versions.push_back(m->version());
+  }
+  return metadata;
 }
 
 Result<ModelConfig> InferenceCore::Config(const std::string& name) const {
@@ -147,7 +165,9 @@ Result<ModelConfig> InferenceCore::Config(const std::string& name) const {
 
 std::vector<std::string> InferenceCore::ModelNames() const {
   std::vector<std::string> names;
-  for (const auto& m : models_) names.push_back(m->name());
+  for (const auto& m : models_) {
+    if (names.empty() || names.back() != m->name()) names.push_back(m->name());
+  }
   return names;
 }
 

@@ -66,11 +66,12 @@ struct ModelMetadata {
   std::vector<TensorMetadata> outputs;
 };
 
-/// A model to serve: its protocol name, its file and its configuration.
+/// A model to serve: its protocol name and version, its file and its configuration.
 struct ModelSource {
   std::string name;
   std::filesystem::path path;
   ModelConfig config;
+  std::int64_t version = 1;
 };
 
 /// Who runs the batch of a queued request (see InferenceCore's Infer and InferLater).

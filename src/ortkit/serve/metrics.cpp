@@ -40,7 +40,7 @@ constexpr HistogramFamily kHistograms[] = {
     {"ortkit_request_duration_us", "Microseconds from arrival to the answer", &ModelMetrics::request_us},
 };
 
-std::string Labels(const std::string& model) { return fmt::format("model=\"{}\",version=\"1\"", model); }
+std::string Labels(const MetricsSample& m) { return fmt::format("model=\"{}\",version=\"{}\"", m.model, m.version); }
 
 }  // namespace
 
@@ -70,15 +70,15 @@ std::string RenderPrometheus(std::span<const MetricsSample> models) {
   for (const auto& family : kCounters) {
     out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", family.name, family.help, family.name);
     for (const auto& m : models) {
-      out += fmt::format("{}{{{}}} {}\n", family.name, Labels(m.model),
+      out += fmt::format("{}{{{}}} {}\n", family.name, Labels(m),
                          (m.metrics->*family.field).load(std::memory_order_relaxed));
     }
   }
   out += "# HELP ortkit_queue_depth Requests waiting in the model's queue\n# TYPE ortkit_queue_depth gauge\n";
-  for (const auto& m : models) out += fmt::format("ortkit_queue_depth{{{}}} {}\n", Labels(m.model), m.queue_depth);
+  for (const auto& m : models) out += fmt::format("ortkit_queue_depth{{{}}} {}\n", Labels(m), m.queue_depth);
   for (const auto& family : kHistograms) {
     out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", family.name, family.help, family.name);
-    for (const auto& m : models) (m.metrics->*family.field).Render(family.name, Labels(m.model), &out);
+    for (const auto& m : models) (m.metrics->*family.field).Render(family.name, Labels(m), &out);
   }
   return out;
 }

@@ -40,6 +40,7 @@ struct ModelMetrics {
 /// One model's metrics and its queue depth, sampled by the caller.
 struct MetricsSample {
   std::string model;
+  std::string version;
   const ModelMetrics* metrics = nullptr;
   std::size_t queue_depth = 0;
 };

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <climits>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "ortkit/core/files.h"
@@ -29,8 +31,11 @@ struct Range {
 // threads; a queue slot holds a request) while staying far above any useful setting.
 constexpr int kMaxBatch = 1 << 16;
 constexpr std::int64_t kMaxLength = INT32_MAX;  // a bucket boundary or a warm-up size: a dimension's length
+constexpr std::int64_t kMaxVersion = 999'999'999'999'999'999;  // 18 digits: the longest version folder read
 constexpr Range kRanges[] = {
     {"instances", "--instances", 1, 256},
+    {"version_policy.latest.num_versions", "", 1, 1024},
+    {"version_policy.specific.versions", "", 1, kMaxVersion},
     {"session.intra_op_threads", "--intra-op-threads", 0, 1024},
     {"session.inter_op_threads", "", 0, 1024},
     {"batching.max_batch_size", "--max-batch-size", 0, kMaxBatch},
@@ -215,11 +220,71 @@ Status ParseWarmup(const json& object, std::string_view origin, WarmupConfig* ou
   return r.NoUnknownKeys();
 }
 
+// Exactly one of "latest", "all" and "specific", as Triton's ModelVersionPolicy.
+Status ParseVersionPolicy(const json& object, std::string_view origin, VersionPolicy* out) {
+  Reader r(object, "version_policy.", origin);
+  if (object.size() != 1) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{}: version_policy: give exactly one of \"latest\", \"all\" and \"specific\", got {}",
+                                 origin, object.dump()));
+  }
+  ORTKIT_ASSIGN_OR_RETURN(const json* latest, r.Object("latest", false));
+  ORTKIT_ASSIGN_OR_RETURN(const json* all, r.Object("all", false));
+  ORTKIT_ASSIGN_OR_RETURN(const json* specific, r.Object("specific", false));
+  ORTKIT_RETURN_IF_ERROR(r.NoUnknownKeys());
+  if (latest != nullptr) {
+    out->kind = VersionPolicy::Kind::kLatest;
+    Reader l(*latest, "version_policy.latest.", origin);
+    ORTKIT_RETURN_IF_ERROR(l.Int("num_versions", &out->latest));
+    return l.NoUnknownKeys();
+  }
+  if (all != nullptr) {
+    out->kind = VersionPolicy::Kind::kAll;
+    return Reader(*all, "version_policy.all.", origin).NoUnknownKeys();
+  }
+  out->kind = VersionPolicy::Kind::kSpecific;
+  Reader v(*specific, "version_policy.specific.", origin);
+  ORTKIT_RETURN_IF_ERROR(v.IntList("versions", &out->versions));
+  ORTKIT_RETURN_IF_ERROR(v.NoUnknownKeys());
+  std::sort(out->versions.begin(), out->versions.end());
+  out->versions.erase(std::unique(out->versions.begin(), out->versions.end()), out->versions.end());
+  return OkStatus();
+}
+
+// Triton's top-level "max_batch_size", which the config endpoint adds beside "batching".
+Status ApplyTritonMaxBatchSize(Reader& r, bool has_batching, ModelConfig* config) {
+  std::int64_t max_batch_size = -1;
+  ORTKIT_RETURN_IF_ERROR(r.Int("max_batch_size", &max_batch_size));
+  if (max_batch_size == -1) return OkStatus();
+  if (!has_batching) {
+    if (max_batch_size < 0 || max_batch_size > INT_MAX) {
+      return r.Fail("max_batch_size", fmt::format("expected an integer >= 0, got {}", max_batch_size));
+    }
+    config->batching.max_batch_size = static_cast<int>(max_batch_size);
+    return OkStatus();
+  }
+  if (max_batch_size != config->batching.EffectiveMaxBatchSize()) {
+    return r.Fail("max_batch_size",
+                  fmt::format("{} disagrees with \"batching\" (max_batch_size {}, enabled {}): give "
+                              "one of them, or both alike",
+                              max_batch_size, config->batching.max_batch_size, config->batching.enabled));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
   const Checker check(origin);
   ORTKIT_RETURN_IF_ERROR(check.InRange("instances", c.instances));
+  const VersionPolicy& p = c.version_policy;
+  if (p.kind == VersionPolicy::Kind::kLatest) {
+    ORTKIT_RETURN_IF_ERROR(check.InRange("version_policy.latest.num_versions", p.latest));
+  }
+  if (p.kind == VersionPolicy::Kind::kSpecific && p.versions.empty()) {
+    return check.Fail("version_policy.specific.versions", "", "expected at least one version number");
+  }
+  for (std::int64_t v : p.versions) ORTKIT_RETURN_IF_ERROR(check.InRange("version_policy.specific.versions", v));
   const SessionSettings& s = c.session;
   if (FindProvider(s.provider) == nullptr) {
     std::string known;
@@ -272,6 +337,34 @@ Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
   return OkStatus();
 }
 
+std::vector<std::int64_t> VersionPolicy::Select(std::vector<std::int64_t> available) const {
+  std::sort(available.begin(), available.end());
+  available.erase(std::unique(available.begin(), available.end()), available.end());
+  switch (kind) {
+    case Kind::kAll: return available;
+    case Kind::kLatest:
+      if (static_cast<std::size_t>(latest) < available.size())
+        available.erase(available.begin(), available.end() - latest);
+      return available;
+    case Kind::kSpecific: {
+      std::vector<std::int64_t> chosen;
+      std::set_intersection(available.begin(), available.end(), versions.begin(), versions.end(),
+                            std::back_inserter(chosen));
+      return chosen;
+    }
+  }
+  return available;
+}
+
+std::string VersionPolicy::Describe() const {
+  switch (kind) {
+    case Kind::kAll: return "all";
+    case Kind::kLatest: return fmt::format("latest {}", latest);
+    case Kind::kSpecific: return fmt::format("specific [{}]", fmt::join(versions, ", "));
+  }
+  return "";
+}
+
 std::int64_t BucketingConfig::BucketFor(std::int64_t length) const {
   if (multiple_of > 0) return (length + multiple_of - 1) / multiple_of * multiple_of;
   auto it = std::lower_bound(boundaries.begin(), boundaries.end(), length);
@@ -304,10 +397,13 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_vie
   r.Find("tuning");  // written by bench --tune for people; the server does not read it
   ORTKIT_RETURN_IF_ERROR(r.String("name", &config.name));
   ORTKIT_RETURN_IF_ERROR(r.Int("instances", &config.instances));
+  ORTKIT_ASSIGN_OR_RETURN(const json* policy, r.Object("version_policy", false));
+  if (policy) ORTKIT_RETURN_IF_ERROR(ParseVersionPolicy(*policy, origin, &config.version_policy));
   ORTKIT_ASSIGN_OR_RETURN(const json* session, r.Object("session", false));
   if (session) ORTKIT_RETURN_IF_ERROR(ParseSession(*session, origin, &config.session));
   ORTKIT_ASSIGN_OR_RETURN(const json* batching, r.Object("batching", false));
   if (batching) ORTKIT_RETURN_IF_ERROR(ParseBatching(*batching, origin, &config.batching));
+  ORTKIT_RETURN_IF_ERROR(ApplyTritonMaxBatchSize(r, batching != nullptr, &config));
   ORTKIT_ASSIGN_OR_RETURN(const json* bucketing, r.Object("bucketing", true));
   if (bucketing) ORTKIT_RETURN_IF_ERROR(ParseBucketing(*bucketing, origin, &config.bucketing));
   ORTKIT_ASSIGN_OR_RETURN(const json* warmup, r.Object("warmup", false));
@@ -331,6 +427,12 @@ std::string ModelConfigToJson(const ModelConfig& config) {
   json j;
   j["name"] = config.name;
   j["instances"] = config.instances;
+  const VersionPolicy& policy = config.version_policy;
+  switch (policy.kind) {
+    case VersionPolicy::Kind::kLatest: j["version_policy"] = {{"latest", {{"num_versions", policy.latest}}}}; break;
+    case VersionPolicy::Kind::kAll: j["version_policy"] = {{"all", json::object()}}; break;
+    case VersionPolicy::Kind::kSpecific: j["version_policy"] = {{"specific", {{"versions", policy.versions}}}}; break;
+  }
   j["session"] = {{"provider", config.session.provider},
                   {"intra_op_threads", config.session.intra_op_threads},
                   {"inter_op_threads", config.session.inter_op_threads},

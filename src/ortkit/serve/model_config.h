@@ -63,9 +63,24 @@ struct WarmupConfig {
   std::map<std::string, std::vector<std::int64_t>> dims;  ///< symbolic dim -> sizes; each combination is run
 };
 
+/// "version_policy": which of a model's numeric version folders are served, as Triton's
+/// (`{"latest": {"num_versions": N}}`, `{"all": {}}`, `{"specific": {"versions": [1, 3]}}`).
+struct VersionPolicy {
+  enum class Kind { kLatest, kAll, kSpecific };
+  Kind kind = Kind::kLatest;
+  int latest = 1;                      ///< kLatest: the highest this many versions
+  std::vector<std::int64_t> versions;  ///< kSpecific: ascending, each >= 1
+
+  /// The versions of `available` (any order) that the policy serves, ascending.
+  std::vector<std::int64_t> Select(std::vector<std::int64_t> available) const;
+  /// "latest 1", "all", "specific [1, 3]": for messages.
+  std::string Describe() const;
+};
+
 struct ModelConfig {
   std::string name;   ///< empty: the --model NAME or the repository folder name
   int instances = 1;  ///< session instances; a free instance takes the next batch
+  VersionPolicy version_policy;
   SessionSettings session;
   BatchingConfig batching;
   BucketingConfig bucketing;
@@ -93,8 +108,10 @@ struct ConfigOverrides {
 
 /// Parses the JSON text of a configuration file. `origin` (a file name) prefixes every error.
 /// Unknown keys are errors (a misspelt key would otherwise be silently ignored), except the
-/// "tuning" object that `bench --tune` writes for people. Errors are kInvalidArgument and name
-/// the key and the value ("encoder.json: batching.max_batch_size: expected an integer >= 0, got -3").
+/// "tuning" object that `bench --tune` writes for people, and Triton's top-level "max_batch_size"
+/// that the server's config endpoint adds (it must agree with "batching", or stands for
+/// batching.max_batch_size without it), so that what the endpoint answers parses back. Errors are kInvalidArgument and
+/// name the key and the value ("encoder.json: batching.max_batch_size: expected an integer >= 0, got -3").
 Result<ModelConfig> ParseModelConfig(std::string_view json_text, std::string_view origin);
 
 /// Checks every value's range and the keys that depend on each other. ParseModelConfig runs it on

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ortkit::serve {
 namespace {
@@ -55,7 +57,74 @@ Result<std::vector<ModelSource>> SourcesFromRepository(const ModelSelection& sel
   }
   ORTKIT_ASSIGN_OR_RETURN(auto scan, ScanModelRepository(selection.repository));
   notes->insert(notes->end(), scan.notes.begin(), scan.notes.end());
-  return std::move(scan.models);
+  if (scan.models.empty()) {
+    std::string skipped;
+    for (const auto& note : scan.notes) skipped += "; " + note;
+    return MakeError(ErrorKind::kNotFound, fmt::format("--model-repository {}: no NAME/model.onnx or "
+                                                       "NAME/VERSION/model.onnx inside{}",
+                                                       selection.repository, skipped));
+  }
+  std::vector<ModelSource> sources;
+  for (const auto& model : scan.models) {
+    ORTKIT_ASSIGN_OR_RETURN(auto versions, SourcesOfModel(model, {}));
+    for (auto& v : versions) sources.push_back(std::move(v));
+  }
+  return sources;
+}
+
+// A version folder's name: digits, not starting with 0 (Triton passes such folders over), at most 18 of them.
+std::optional<std::int64_t> VersionOfFolder(const std::string& name) {
+  if (name.empty() || name.size() > 18 || name.front() == '0') return std::nullopt;
+  std::int64_t version = 0;
+  for (char c : name) {
+    if (c < '0' || c > '9') return std::nullopt;
+    version = version * 10 + (c - '0');
+  }
+  return version;
+}
+
+bool IsRegularFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
+// The versions of the model folder `folder`, ascending; notes for version folders without a model and for a
+// NAME/model.onnx that version folders shadow.
+std::vector<ModelVersionFiles> VersionsIn(const std::filesystem::path& folder, const std::string& name,
+                                          std::vector<std::string>* notes) {
+  std::vector<ModelVersionFiles> versions;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    std::error_code missing;
+    if (!entry.is_directory(missing)) continue;
+    const auto version = VersionOfFolder(entry.path().filename().string());
+    if (!version) continue;
+    if (!IsRegularFile(entry.path() / "model.onnx")) {
+      notes->push_back(fmt::format("model '{}': version folder {} holds no model.onnx: passed over", name,
+                                   entry.path().filename().string()));
+      continue;
+    }
+    versions.push_back({*version, entry.path() / "model.onnx", entry.path()});
+  }
+  std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+  const bool flat = IsRegularFile(folder / "model.onnx");
+  if (flat && versions.empty()) versions.push_back({1, folder / "model.onnx", folder});
+  if (flat && !versions.empty() && versions.front().folder != folder) {
+    notes->push_back(
+        fmt::format("model '{}': {}/model.onnx is passed over: the model has version folders", name, name));
+  }
+  return versions;
+}
+
+// A note when `model` resolves outside the repository `root` (through a symbolic link).
+void NoteOutside(const std::filesystem::path& root, const std::string& name, const std::filesystem::path& model,
+                 std::vector<std::string>* notes) {
+  std::error_code missing;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(model, missing);
+  if (!missing && std::mismatch(root.begin(), root.end(), real.begin(), real.end()).first != root.end()) {
+    notes->push_back(fmt::format("model '{}' is served from {}, outside the repository {} (through a symbolic link)",
+                                 name, real.string(), root.string()));
+  }
 }
 
 }  // namespace
@@ -98,51 +167,74 @@ Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<s
   return source;
 }
 
+Result<RepositoryModel> ScanRepositoryModel(const std::filesystem::path& dir, const std::string& name,
+                                            std::vector<std::string>* notes) {
+  namespace fs = std::filesystem;
+  ORTKIT_RETURN_IF_ERROR(CheckModelName(name));
+  RepositoryModel model;
+  model.name = name;
+  model.folder = dir / name;
+  model.versions = VersionsIn(model.folder, name, notes);
+  if (model.versions.empty()) {
+    return MakeError(ErrorKind::kNotFound, fmt::format("the repository {} has no model '{}' (no {}/model.onnx or "
+                                                       "{}/VERSION/model.onnx)",
+                                                       dir.string(), name, name, name));
+  }
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
+  for (const auto& v : model.versions) NoteOutside(root, name, v.model, notes);
+  const auto config = model.folder / "config.json";
+  if (IsRegularFile(config)) model.config = LoadModelConfig(config);
+  // The folder names the model, as in Triton's repositories; the file's "name" only when it agrees.
+  if (model.config.ok()) model.config->name = name;
+  return model;
+}
+
 Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return MakeError(ErrorKind::kNotFound, fmt::format("--model-repository {}: not a folder", dir.string()));
   }
-  const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
   RepositoryScan scan;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string folder = entry.path().filename().string();
     std::error_code missing;
     if (folder.front() == '.' || !entry.is_directory(missing)) continue;
-    const auto model = entry.path() / "model.onnx";
-    if (!fs::is_regular_file(model, missing)) continue;
     if (Status name = CheckModelName(folder); !name.ok()) {
-      scan.notes.push_back(fmt::format("skipped folder '{}' of the repository: {}", folder, name.error().message));
+      std::vector<std::string> quiet;
+      if (!VersionsIn(entry.path(), folder, &quiet).empty()) {
+        scan.notes.push_back(fmt::format("skipped folder '{}' of the repository: {}", folder, name.error().message));
+      }
       continue;
     }
-    ModelSource source;
-    source.path = model;
-    const auto config = entry.path() / "config.json";
-    if (fs::is_regular_file(config, missing)) {
-      ORTKIT_ASSIGN_OR_RETURN(source.config, LoadModelConfig(config));
-    }
-    // The folder names the model, as in Triton's repositories; the file's "name" only when it agrees.
-    source.name = folder;
-    source.config.name = source.name;
-    const fs::path real = fs::weakly_canonical(model, missing);
-    if (!missing && std::mismatch(root.begin(), root.end(), real.begin(), real.end()).first != root.end()) {
-      scan.notes.push_back(
-          fmt::format("model '{}' is served from {}, outside the repository {} (through a "
-                      "symbolic link)",
-                      source.name, real.string(), root.string()));
-    }
-    scan.models.push_back(std::move(source));
+    auto model = ScanRepositoryModel(dir, folder, &scan.notes);
+    if (model.ok()) scan.models.push_back(std::move(model).value());
   }
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("--model-repository {}: {}", dir.string(), ec.message()));
-  if (scan.models.empty()) {
-    std::string skipped;
-    for (const auto& note : scan.notes) skipped += "; " + note;
-    return MakeError(ErrorKind::kNotFound,
-                     fmt::format("--model-repository {}: no NAME/model.onnx inside{}", dir.string(), skipped));
-  }
   std::sort(scan.models.begin(), scan.models.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return scan;
+}
+
+Result<std::vector<ModelSource>> SourcesOfModel(const RepositoryModel& model, const ConfigOverrides& overrides) {
+  if (!model.config.ok()) return model.config.error();
+  ModelConfig config = *model.config;
+  overrides.ApplyTo(&config);
+  ORTKIT_RETURN_IF_ERROR(ValidateModelConfig(config, fmt::format("model '{}'", model.name)));
+  std::vector<std::int64_t> available;
+  for (const auto& v : model.versions) available.push_back(v.version);
+  const std::vector<std::int64_t> chosen = config.version_policy.Select(available);
+  if (chosen.empty()) {
+    return MakeError(ErrorKind::kNotFound,
+                     fmt::format("model '{}': its version_policy ({}) selects none of its versions ({})", model.name,
+                                 config.version_policy.Describe(), fmt::join(available, ", ")));
+  }
+  std::vector<ModelSource> sources;
+  for (const auto& v : model.versions) {
+    if (!std::binary_search(chosen.begin(), chosen.end(), v.version)) continue;
+    sources.push_back(ModelSource{model.name, v.model, config, v.version});
+  }
+  return sources;
 }
 
 Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,

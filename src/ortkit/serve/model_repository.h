@@ -1,7 +1,9 @@
 #pragma once
 // Where the models to serve come from: --model NAME=PATH [--config FILE] pairs, or a repository
-// folder holding DIR/NAME/model.onnx and an optional DIR/NAME/config.json per model.
+// folder holding DIR/NAME/VERSION/model.onnx (or DIR/NAME/model.onnx) and an optional
+// DIR/NAME/config.json per model.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,20 +23,46 @@ Status CheckModelName(const std::string& name);
 /// NAME when NAME is given.
 Result<ModelSource> ModelFromFlag(const std::string& flag, const std::optional<std::filesystem::path>& config_path);
 
-/// What a repository folder holds to serve, and what the scan passed over that a user would want
-/// to hear of.
-struct RepositoryScan {
-  std::vector<ModelSource> models;  ///< sorted by name
-  std::vector<std::string> notes;   ///< one sentence each: a skipped folder, a model outside the folder
+/// One version of a repository model: NAME/VERSION/model.onnx (a numeric folder, Triton's layout), or
+/// NAME/model.onnx as version 1 when the model has no version folder.
+struct ModelVersionFiles {
+  std::int64_t version = 1;
+  std::filesystem::path model;   ///< the model.onnx
+  std::filesystem::path folder;  ///< the folder it is in (its external data is read from there)
 };
 
-/// Every DIR/NAME/model.onnx, each with DIR/NAME/config.json when present. Hidden folders (".git",
-/// ".ipynb_checkpoints") and folders without model.onnx are passed over in silence; a folder whose
-/// name cannot be a model name is passed over with a note naming it and why; a model.onnx that
-/// resolves outside DIR through a symbolic link is served, with a note naming where it lives. A
-/// config.json that does not parse is an error (the user meant it); a repository with no model
-/// at all is kNotFound.
+/// One model folder of a repository.
+struct RepositoryModel {
+  std::string name;
+  std::filesystem::path folder;
+  /// NAME/config.json parsed (the defaults without one), its name set to the folder's; the error when the
+  /// file does not parse: it stops this model only.
+  Result<ModelConfig> config = ModelConfig{};
+  std::vector<ModelVersionFiles> versions;  ///< ascending
+};
+
+/// What a repository folder holds to serve, and what the scan passed over that a user would want to hear of.
+struct RepositoryScan {
+  std::vector<RepositoryModel> models;  ///< sorted by name; each with at least one version
+  std::vector<std::string> notes;       ///< one sentence each: a skipped folder, a model outside the folder
+};
+
+/// Every model folder of DIR: DIR/NAME holding NAME/VERSION/model.onnx (VERSION: digits, not starting with
+/// 0, as Triton's) or NAME/model.onnx, with DIR/NAME/config.json when present. Hidden folders (".git",
+/// ".ipynb_checkpoints") and folders without a model are passed over in silence; a folder whose name cannot be
+/// a model name, and a version folder without model.onnx, with a note naming it and why; a model.onnx that
+/// resolves outside DIR through a symbolic link is served, with a note naming where it lives. kNotFound when
+/// DIR is not a folder; an empty repository is not an error here.
 Result<RepositoryScan> ScanModelRepository(const std::filesystem::path& dir);
+
+/// DIR/NAME alone, as ScanModelRepository reads it; kNotFound when DIR/NAME holds no model.
+Result<RepositoryModel> ScanRepositoryModel(const std::filesystem::path& dir, const std::string& name,
+                                            std::vector<std::string>* notes);
+
+/// The versions of `model` that its configuration's version_policy selects, each a source with `overrides`
+/// applied and validated. The config's error when it did not parse; kNotFound when the policy selects none
+/// (naming the policy and the versions there are).
+Result<std::vector<ModelSource>> SourcesOfModel(const RepositoryModel& model, const ConfigOverrides& overrides);
 
 /// The models to serve as the command line names them: --model flags, each with the --config
 /// that goes with it, or one repository folder.
@@ -44,11 +72,12 @@ struct ModelSelection {
   std::string repository;            ///< empty: none
 };
 
-/// The models of `selection`, each configuration with `overrides` applied and then validated.
-/// kInvalidArgument unless exactly one of models and repository is given, for a --config with a
-/// repository, for a bare --config FILE with several models and for a NAME=FILE without its model;
-/// otherwise the errors of ModelFromFlag, ScanModelRepository and ValidateModelConfig. `notes`
-/// receives the repository scan's notes, also when a later step fails.
+/// The models of `selection`, each configuration with `overrides` applied and then validated; from a
+/// repository, one source per version its policy selects. kInvalidArgument unless exactly one of models and
+/// repository is given, for a --config with a repository, for a bare --config FILE with several models and for
+/// a NAME=FILE without its model; kNotFound for a repository without a model; otherwise the errors of
+/// ModelFromFlag, ScanModelRepository, SourcesOfModel and ValidateModelConfig. `notes` receives the
+/// repository scan's notes, also when a later step fails.
 Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,
                                                      std::vector<std::string>* notes);
 

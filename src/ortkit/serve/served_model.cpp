@@ -374,6 +374,7 @@ Status ServedModel::DescribeTensors() {
     }
   }
   metadata_.name = source_.name;
+  metadata_.versions = {version_};
   for (const auto& s : inputs_) metadata_.inputs.push_back({s.name, s.type, ProtocolShape(s)});
   for (const auto& s : outputs_) metadata_.outputs.push_back({s.name, s.type, ProtocolShape(s)});
   return OkStatus();
@@ -824,7 +825,7 @@ void ServedModel::AnswerSlice(const Queue::Slice& slice, std::int64_t at, const 
   if (!*complete) return;
   metrics_.request_success.fetch_add(1, std::memory_order_relaxed);
   metrics_.request_us.Observe(MicrosSince(p.enqueued, Clock::now()));
-  InferResponse response{source_.name, "1", p.request.id, std::move(p.outputs)};
+  InferResponse response{source_.name, version_, p.request.id, std::move(p.outputs)};
   p.done(std::move(response));
 }
 
@@ -893,7 +894,7 @@ void ServedModel::Stop() {
 }
 
 MetricsSample ServedModel::Sample() const {
-  return MetricsSample{source_.name, &metrics_, queue_ ? queue_->depth() : 0};
+  return MetricsSample{source_.name, version_, &metrics_, queue_ ? queue_->depth() : 0};
 }
 
 }  // namespace ortkit::serve

@@ -28,7 +28,8 @@ struct BatchOutputs;
 
 class ServedModel {
  public:
-  ServedModel(ModelSource source, RequestLimits limits) : source_(std::move(source)), limits_(limits) {}
+  ServedModel(ModelSource source, RequestLimits limits)
+      : source_(std::move(source)), version_(std::to_string(source_.version)), limits_(limits) {}
   ~ServedModel();  ///< Stop()
   ServedModel(const ServedModel&) = delete;
   ServedModel& operator=(const ServedModel&) = delete;
@@ -47,6 +48,7 @@ class ServedModel {
   void Stop();
 
   const std::string& name() const { return source_.name; }
+  const std::string& version() const { return version_; }  ///< source.version as the protocol writes it
   bool ready() const { return ready_.load(); }
   const ModelMetadata& metadata() const { return metadata_; }   ///< valid once ready()
   const ModelConfig& config() const { return source_.config; }  ///< what Load() settled on
@@ -99,6 +101,7 @@ class ServedModel {
   void Fail(PendingRequest& pending, const Error& error);
 
   ModelSource source_;
+  std::string version_;
   const RequestLimits limits_;
   std::vector<TensorSpec> inputs_;
   std::vector<TensorSpec> outputs_;
