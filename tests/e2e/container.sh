@@ -56,7 +56,7 @@ ok "runs as user 65532; the repository and the root file system are read-only"
   || { cat "$work/client.log" >&2; logs; fail "tritonclient against the container failed"; }
 cat "$work/client.log"
 
-"${podman[@]}" stop -t 30 "$name" >/dev/null
+"${podman[@]}" stop -t 40 "$name" >/dev/null
 rc="$("${podman[@]}" inspect -f '{{.State.ExitCode}}' "$name")"
 [ "$rc" = 0 ] || { logs; fail "podman stop (SIGTERM): exit $rc, expected 0"; }
 "${podman[@]}" logs "$name" 2>&1 | grep -q 'SIGTERM: draining' || { logs; fail "no 'SIGTERM: draining' in the log"; }
