@@ -20,6 +20,7 @@ cleanup() {
 trap cleanup EXIT
 ok() { echo "ok    $*"; }
 logs() { "${podman[@]}" logs "$name" 2>&1 | tail -20 >&2 || true; }
+fail() { echo "FAIL: $*" >&2; echo "--- the container's log:" >&2; logs; exit 1; }
 
 started=$SECONDS
 BUILD_DIR="$build_dir" ORTKIT_IMAGE="$image" ORTKIT_CONTAINER_OFFLINE=1 "$src/scripts/container.sh" image \
@@ -40,10 +41,10 @@ port() { "${podman[@]}" port "$name" "$1/tcp" | head -1 | sed 's/.*://'; }
 http="127.0.0.1:$(port 8000)"; grpc="127.0.0.1:$(port 8001)"; metrics="127.0.0.1:$(port 8002)"
 for _ in $(seq 1 300); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$http/v2/health/ready" || true)" = 200 ] && break
-  [ "$("${podman[@]}" inspect -f '{{.State.Running}}' "$name")" = true ] || { logs; fail "the container exited before ready"; }
+  [ "$("${podman[@]}" inspect -f '{{.State.Running}}' "$name")" = true ] || { fail "the container exited before ready"; }
   sleep 0.1
 done
-[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$http/v2/health/ready")" = 200 ] || { logs; fail "not ready after 30 s"; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$http/v2/health/ready")" = 200 ] || { fail "not ready after 30 s"; }
 ok "container ready: http $http, grpc $grpc, metrics $metrics"
 
 [ "$("${podman[@]}" exec "$name" id -u)" = 65532 ] || fail "the server runs as $("${podman[@]}" exec "$name" id -u), not 65532"
@@ -53,12 +54,12 @@ ok "runs as user 65532; the repository and the root file system are read-only"
 
 "$python" "$src/tests/python/container_client.py" --http "$http" --grpc "$grpc" --metrics "$metrics" \
   --model "$work/models/encoder/1/model.onnx" >"$work/client.log" 2>&1 \
-  || { cat "$work/client.log" >&2; logs; fail "tritonclient against the container failed"; }
+  || { cat "$work/client.log" >&2; fail "tritonclient against the container failed"; }
 cat "$work/client.log"
 
 "${podman[@]}" stop -t 40 "$name" >/dev/null
 rc="$("${podman[@]}" inspect -f '{{.State.ExitCode}}' "$name")"
-[ "$rc" = 0 ] || { logs; fail "podman stop (SIGTERM): exit $rc, expected 0"; }
-"${podman[@]}" logs "$name" 2>&1 | grep -q 'SIGTERM: draining' || { logs; fail "no 'SIGTERM: draining' in the log"; }
+[ "$rc" = 0 ] || { fail "podman stop (SIGTERM): exit $rc, expected 0"; }
+"${podman[@]}" logs "$name" 2>&1 | grep -q 'SIGTERM: draining' || { fail "no 'SIGTERM: draining' in the log"; }
 ok "podman stop: SIGTERM drains and the server exits 0"
 echo "container: ok ($((SECONDS - started)) s)"
