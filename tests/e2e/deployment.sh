@@ -70,8 +70,9 @@ root="$work/image"
 cmake --install "$build_dir" --prefix "$root/opt/ortkit" --component runtime >/dev/null \
   || fail "cmake --install --component runtime failed"
 grep -q 'COPY ortkit/ /opt/ortkit/' "$src/Dockerfile" || fail "the Dockerfile does not COPY the install tree to /opt/ortkit"
-ldd "$root/opt/ortkit/bin/ortkit" | grep -q "=> $root/opt/ortkit/bin/../lib/libonnxruntime.so" \
-  || fail "the installed ortkit does not load ONNX Runtime from beside itself: $(ldd "$root/opt/ortkit/bin/ortkit" | grep onnxruntime)"
+libraries="$(ldd "$root/opt/ortkit/bin/ortkit")"
+grep -q "=> $root/opt/ortkit/bin/../lib/libonnxruntime.so" <<<"$libraries" \
+  || fail "the installed ortkit does not load ONNX Runtime from beside itself: $(grep onnxruntime <<<"$libraries")"
 ok "the install tree the image copies loads ONNX Runtime from its own lib/ (RUNPATH \$ORIGIN/../lib)"
 # in_image PROGRAM: where the image's PATH finds PROGRAM in the install tree.
 in_image() {
