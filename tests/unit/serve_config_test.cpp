@@ -209,7 +209,8 @@ TEST(ServeModelConfig, VersionPolicyParsesAsTritonWritesIt) {
       {R"({"version_policy": {"latest": {}, "all": {}}})", "give exactly one of \"latest\", \"all\" and"},
       {R"({"version_policy": {"newest": {}}})", "version_policy.newest: unknown key"},
       {R"({"version_policy": {"specific": {"versions": []}}})", "expected at least one version number"},
-      {R"({"version_policy": {"specific": {"versions": [0]}}})", "expected an integer from 1 to 999999999999999999, got 0"},
+      {R"({"version_policy": {"specific": {"versions": [0]}}})",
+       "expected an integer from 1 to 999999999999999999, got 0"},
       {R"({"version_policy": "latest"})", "version_policy: expected an object"},
       {R"({"max_batch_size": 4, "batching": {"max_batch_size": 8}})", "max_batch_size: 4 disagrees with"},
   };
