@@ -63,6 +63,41 @@ assert any(d['code'] == 'optimize.already-quantized' for d in r['diagnoses']), r
 expect_rc 1 "$ortkit" optimize "$work/quantised.onnx" --dry-run --passes int8-dynamic --threads 1
 expect_msg "the model is already quantised (dynamic int8"
 
+# Static int8 on the convolutional model, calibrated on samples read as `run` reads its inputs.
+"$python" - "$work/calibration" <<'PY' || fail "writing calibration samples"
+import pathlib, sys
+import numpy as np
+out = pathlib.Path(sys.argv[1]); out.mkdir()
+rng = np.random.default_rng(2)
+for i in range(8):
+    np.savez(out / f"sample_{i}.npz", x=rng.standard_normal((1, 3, 32, 32)).astype(np.float32))
+np.savez(out.parent / "wrong.npz", pixels=np.zeros((1, 3, 32, 32), np.float32))
+PY
+set +e
+"$ortkit" optimize "$work/convolutional.onnx" --out "$work/conv-int8.onnx" --calibration "$work/calibration" \
+  --passes int8-static,int8-dynamic-conv --threads 1 --rounds 3 --format json >"$work/conv.json"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "optimize --calibration exit $rc"
+python3 - "$work/conv.json" <<'PY' || fail "static int8 report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+static = next(c for c in r["candidates"] if c["name"] == "int8-static")
+assert static["proof"]["passed"], static
+p = static["passes"][0]
+assert p["rewritten"]["Conv"] == 2 and p["rewritten"]["Relu"] == 2 and p["produced"]["QuantizeLinear"] >= 4, p
+assert any("on 8 samples (minmax)" in n for n in p["notes"]), p["notes"]
+conv = next(c for c in r["candidates"] if c["name"] == "int8-dynamic-conv")
+assert conv["state"] != "chosen" or conv["speed_up"]["faster"], conv
+print("static:", static["state"], round(static["speed_up"]["ratio"], 2), "dynamic conv:", conv["state"], round(conv["speed_up"]["ratio"], 2))
+PY
+expect_rc 2 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/x.onnx" --calibration "$work/wrong.npz"
+expect_msg "wrong.npz': tensor 'pixels' is not an input of the model (inputs: x)"
+expect_rc 2 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/x.onnx" --calibration "$work/nowhere"
+expect_msg "no such file or folder"
+expect_rc 2 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/x.onnx" --calibration "$work/calibration" --calibration-method median
+expect_msg "expected minmax, percentile or entropy"
+
 # Usage errors, each specific, exit 2.
 expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --passes fuse,int9
 expect_msg "no pass 'int9'; the passes are fuse, int8-dynamic"

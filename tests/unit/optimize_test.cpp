@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -8,12 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/model/summary.h"
+#include "ortkit/optimize/calibration.h"
 #include "ortkit/optimize/candidate_proof.h"
 #include "ortkit/optimize/graph_rewrite.h"
 #include "ortkit/optimize/optimize.h"
 #include "ortkit/optimize/passes.h"
 #include "ortkit/optimize/weight_quantization.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/tensor/npz.h"
 #include "test_models.h"
 
 namespace ortkit {
@@ -294,6 +297,130 @@ TEST(OptimizeModelFile, DryRunProvesAndMeasuresWithoutWriting) {
   EXPECT_EQ(report->trials.size(), 2u);  // batch 1, then batch 3
   EXPECT_FALSE(report->written);
   EXPECT_NE(report->candidates[0].state, CandidateOutcome::State::kFailed) << report->candidates[0].reason;
+}
+
+}  // namespace
+}  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+onnx::ModelProto ConvBlock() {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    block (float[batch, 4, 8, 8] x) => (float[batch, 10] logits) {
+      y = Conv<pads = [1, 1, 1, 1]>(x, w, b)
+      r = Relu(y)
+      s = Add(r, x8)
+      p = GlobalAveragePool(s)
+      f = Flatten(p)
+      logits = Gemm<transB = 1>(f, fc, fcb)
+    }
+  )");
+  AddWeight(model, "w", {8, 4, 3, 3}, 21);
+  AddWeight(model, "b", {8}, 22);
+  AddWeight(model, "fc", {10, 8}, 23);
+  AddWeight(model, "fcb", {10}, 24);
+  // x8: the input widened to 8 channels by a second convolution, so that Add reads two activations.
+  auto* widen = model.mutable_graph()->add_node();
+  widen->set_op_type("Conv");
+  widen->add_input("x");
+  widen->add_input("w8");
+  widen->add_output("x8");
+  AddWeight(model, "w8", {8, 4, 1, 1}, 25);
+  // Keep the graph in topological order: the widening convolution first.
+  auto* nodes = model.mutable_graph()->mutable_node();
+  std::rotate(nodes->rbegin(), nodes->rbegin() + 1, nodes->rend());
+  return model;
+}
+
+void WriteSamples(const std::filesystem::path& dir, int count, const std::string& input = "x") {
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < count; ++i) {
+    std::vector<NamedTensor> sample;
+    sample.push_back({input, Floats({1, 4, 8, 8}, 100 + i)});
+    ASSERT_TRUE(WriteNpz(dir / ("sample_" + std::to_string(i) + ".npz"), sample).ok());
+  }
+}
+
+TEST(Calibration, HistogramRangesCutOutliers) {
+  // 1000 values in the middle bins, one outlier at the top.
+  std::vector<double> counts(100, 0);
+  counts[40] = 500;
+  counts[60] = 500;
+  counts[99] = 1;
+  const TensorRange minmax = RangeFromHistogram(counts, -1, 1, CalibrationMethod::kPercentile, 100);
+  EXPECT_NEAR(minmax.max, 1, 1e-6);
+  const TensorRange cut = RangeFromHistogram(counts, -1, 1, CalibrationMethod::kPercentile, 99.5);
+  EXPECT_NEAR(cut.max, 0.22, 1e-5) << "the outlier's bin is cut";
+  EXPECT_NEAR(cut.min, -0.2, 1e-5);
+  std::vector<double> magnitudes(2048, 0);
+  for (int i = 0; i < 512; ++i) magnitudes[i] = 1000 - i;
+  magnitudes[2047] = 1;
+  const TensorRange entropy = RangeFromHistogram(magnitudes, 0, 2048, CalibrationMethod::kEntropy, 0);
+  EXPECT_LT(entropy.max, 1024) << "a lone far outlier does not set the threshold";
+  EXPECT_GE(entropy.max, 400);
+  EXPECT_EQ(entropy.min, -entropy.max);
+}
+
+TEST(Calibration, SamplesAreListedAndEveryInputMustBeInThem) {
+  TempDir dir;
+  WriteSamples(dir.path() / "samples", 3);
+  auto samples = CalibrationSamples::List({dir.path() / "samples"});
+  ASSERT_TRUE(samples.ok()) << samples.error().message;
+  EXPECT_EQ(samples->size(), 3u);
+  const onnx::ModelProto model = ConvBlock();
+  const TensorSpec x{"x", true, DataType::kFloat32, {{-1, "batch"}, {4, ""}, {8, ""}, {8, ""}}};
+  EXPECT_TRUE(samples->Read(0, {x}, model).ok());
+  WriteSamples(dir.path() / "wrong", 1, "pixels");
+  auto wrong = CalibrationSamples::List({dir.path() / "wrong"});
+  ASSERT_TRUE(wrong.ok());
+  auto read = wrong->Read(0, {x}, model);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.error().message.find("sample_0.npz': tensor 'pixels' is not an input of the model (inputs: x)"),
+            std::string::npos)
+      << read.error().message;
+  std::filesystem::create_directories(dir.path() / "empty");
+  auto empty = CalibrationSamples::List({dir.path() / "empty"});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("holds no sample"), std::string::npos);
+  EXPECT_FALSE(CalibrationSamples::List({dir.path() / "missing"}).ok());
+}
+
+TEST(Int8StaticPass, QdqAroundTheComputeCalibratedAndClose) {
+  TempDir dir;
+  const onnx::ModelProto original = ConvBlock();
+  const auto path = dir.WriteModel("block.onnx", original);
+  WriteSamples(dir.path() / "samples", 4);
+  auto samples = CalibrationSamples::List({dir.path() / "samples"}).value();
+  auto runtime = Runtime::Create().value();
+  OptimizePassContext context;
+  context.runtime = runtime.get();
+  context.scratch = dir.path();
+  context.unchanged_source = path;
+  context.unchanged_model = &original;
+  context.calibration = &samples;
+  context.cpu.architecture = "x86_64";
+  context.cpu.avx512_vnni = true;
+  onnx::ModelProto model;
+  auto result = QuantizeInt8Static(model, context);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->rewritten.at("Conv"), 2);
+  EXPECT_EQ(result->rewritten.at("Relu"), 1) << "folded into the Conv's uint8 output";
+  EXPECT_EQ(result->rewritten.at("Add"), 1);
+  EXPECT_EQ(result->rewritten.at("Gemm"), 1);
+  EXPECT_GT(result->produced.at("QuantizeLinear"), 3);
+  bool int32_bias = false;
+  for (const auto& t : model.graph().initializer()) int32_bias |= t.data_type() == onnx::TensorProto::INT32;
+  EXPECT_TRUE(int32_bias);
+  std::vector<NamedTensor> a, b;
+  a.push_back({"x", Floats({2, 4, 8, 8}, 7)});
+  b.push_back({"x", Floats({2, 4, 8, 8}, 7)});
+  const auto expected = RunModel(original, std::move(a));
+  const auto actual = RunModel(model, std::move(b));
+  ASSERT_EQ(actual.size(), 1u);
+  const Agreement agreement = MeasureAgreement(expected[0].tensor, actual[0].tensor, OutputPurpose::kScores);
+  EXPECT_GT(agreement.min_cosine, 0.99);
 }
 
 }  // namespace

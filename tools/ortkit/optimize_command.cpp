@@ -25,6 +25,7 @@ struct OptimizeFlags {
   OptimizeOptions options;
   std::vector<std::string> passes;
   std::string max_drop;
+  std::string calibration_method = ToString(CalibrationOptions{}.method);
   InputFlags inputs;
   std::string format = "text";
 };
@@ -43,6 +44,12 @@ Result<OptimizeOptions> OptionsFrom(const OptimizeFlags& flags) {
     ORTKIT_ASSIGN_OR_RETURN(options.gate, AccuracyGate::Parse(flags.max_drop));
   }
   ORTKIT_ASSIGN_OR_RETURN(options.inputs, ParseSources(flags.inputs));
+  ORTKIT_ASSIGN_OR_RETURN(options.calibration_options.method, ParseCalibrationMethod(flags.calibration_method));
+  if (!(options.calibration_options.percentile > 50 && options.calibration_options.percentile <= 100)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--calibration-percentile {}: expected a share above 50 and at most 100",
+                                 options.calibration_options.percentile));
+  }
   // An export folder's record says which dimensions are sums of others (a decoder's mask spans its cache).
   if (auto record = ReadExportRecord(options.model.parent_path() / "export.json"); record.ok())
     options.inputs.plan.dim_sums = record->dim_sums;
@@ -84,7 +91,7 @@ void RegisterOptimize(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", o.out, "where to write the optimised model (required unless --dry-run)");
   cmd->add_option("--passes", flags->passes,
                   "candidates to try, comma-separated; chain passes with '+' (fuse+int8-dynamic). Passes: fuse, "
-                  "int8-dynamic, int8-dynamic-conv (default: those that apply to the model)")
+                  "int8-dynamic, int8-dynamic-conv, int8-static (default: those that apply to the model)")
       ->delimiter(',');
   cmd->add_flag("--dry-run", o.dry_run, "prove and measure every candidate; write nothing");
   cmd->add_option("--provider", o.provider, "execution provider the model is optimised for and measured on")
@@ -98,6 +105,17 @@ void RegisterOptimize(CLI::App& app, int& exit_code) {
                   "the most each accuracy metric may drop from perfect agreement: cosine (per-row cosine), top1 "
                   "(top-1 agreement), error (share of the output's range), e.g. cosine=0.001,top1=0.01 (default: "
                   "cosine=0.01,top1=0.01,error=0.01)");
+  cmd->add_option("--calibration", o.calibration,
+                  "samples for static quantisation (the int8-static candidate): .npz files, test_data_set_N folders, "
+                  "folders of NAME.npy, or folders holding them; every input from each sample (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--calibration-method", flags->calibration_method,
+                  "how the activation ranges are chosen: minmax, percentile, entropy")
+      ->capture_default_str();
+  cmd->add_option("--calibration-percentile", o.calibration_options.percentile,
+                  "percentile: the share of values kept inside the range, in percent")
+      ->capture_default_str();
   cmd->add_option("--rounds", o.measure.rounds, "interleaved measuring rounds")->capture_default_str();
   cmd->add_option("--runs", o.measure.runs_per_round,
                   "timed runs of each model per round (0: about one second's worth, 3 to 50)")

@@ -10,7 +10,10 @@ namespace {
 
 using State = CandidateOutcome::State;
 
-std::string Megabytes(std::int64_t bytes) { return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6); }
+std::string Megabytes(std::int64_t bytes) {
+  if (bytes < 1000000) return fmt::format("{:.1f} kB", static_cast<double>(bytes) / 1e3);
+  return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
+}
 
 std::string PassesText(const CandidateOutcome& c) {
   std::vector<std::string> parts;
@@ -30,6 +33,7 @@ std::string StateText(const CandidateOutcome& c, const Style& style) {
     case State::kChosen: return style.Green("chosen");
     case State::kRefused:
     case State::kFailed: return style.Red(ToString(c.state));
+    case State::kNotFaster: return c.speed_up.slower ? style.Yellow("slower") : ToString(c.state);
     default: return ToString(c.state);
   }
 }

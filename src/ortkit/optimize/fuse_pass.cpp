@@ -31,8 +31,9 @@ void DiffOps(const std::map<std::string, int>& before, const std::map<std::strin
 
 }  // namespace
 
-Result<OptimizePassResult> FuseForProvider(onnx::ModelProto& model, const OptimizePassContext& context) {
-  if (context.runtime == nullptr) return MakeError(ErrorKind::kInternal, "fuse: no runtime given");
+Result<OptimizePassResult> SaveRuntimeGraph(onnx::ModelProto& model, const OptimizePassContext& context,
+                                            OptimizationLevel level) {
+  if (context.runtime == nullptr) return MakeError(ErrorKind::kInternal, "no runtime given");
   const auto before = CountOps(context.unchanged_model != nullptr ? context.unchanged_model->graph() : model.graph());
   std::filesystem::path source = context.unchanged_model != nullptr ? context.unchanged_source : "";
   if (source.empty()) {
@@ -42,27 +43,31 @@ Result<OptimizePassResult> FuseForProvider(onnx::ModelProto& model, const Optimi
   SessionConfig config;
   config.provider = context.provider;
   config.intra_op_threads = 1;
-  config.optimization_level = OptimizationLevel::kExtended;
-  config.optimized_model_path = context.scratch / "fused.onnx";
+  config.optimization_level = level;
+  config.optimized_model_path = context.scratch / "runtime-graph.onnx";
   {
     auto session = Session::Create(*context.runtime, source, config);
-    if (!session.ok()) return MakeError(session.error().kind, fmt::format("fuse: {}", session.error().message));
+    if (!session.ok()) return MakeError(session.error().kind, session.error().message);
   }
   ModelLoad fused = LoadModelFile(config.optimized_model_path);
   std::error_code ignored;
   std::filesystem::remove(config.optimized_model_path, ignored);
   if (context.unchanged_model == nullptr) std::filesystem::remove(source, ignored);
   if (!fused.model) {
-    return MakeError(ErrorKind::kRuntime, fmt::format("fuse: ONNX Runtime's saved graph cannot be read back: {}",
+    return MakeError(ErrorKind::kRuntime, fmt::format("ONNX Runtime's saved graph cannot be read back: {}",
                                                       fused.diagnoses.empty() ? "" : fused.diagnoses.front().message));
   }
   model = std::move(*fused.model->proto);
   DropUnusedImports(model);
   OptimizePassResult result;
   DiffOps(before, CountOps(model.graph()), result);
-  result.notes.push_back(
-      fmt::format("ONNX Runtime {}'s extended level for {}, saved offline", Runtime::Version(), context.provider));
+  result.notes.push_back(fmt::format("ONNX Runtime {}'s {} level for {}, saved offline", Runtime::Version(),
+                                     level == OptimizationLevel::kBasic ? "basic" : "extended", context.provider));
   return result;
+}
+
+Result<OptimizePassResult> FuseForProvider(onnx::ModelProto& model, const OptimizePassContext& context) {
+  return SaveRuntimeGraph(model, context, OptimizationLevel::kExtended);
 }
 
 }  // namespace ortkit

@@ -72,6 +72,11 @@ void RewriteCandidate(const onnx::ModelProto& original, const OptimizePassContex
   std::optional<onnx::ModelProto> model;
   for (const auto& name : candidate.passes) {
     const OptimizePass* pass = FindOptimizePass(name);
+    if (pass == nullptr) {
+      candidate.state = State::kFailed;
+      candidate.reason = fmt::format("no pass '{}'", name);
+      return;
+    }
     OptimizePassContext pass_context = context;
     if (!model && pass->reads_file) {
       pass_context.unchanged_model = &original;
@@ -175,8 +180,9 @@ Status MeasureCandidates(Runtime& runtime, const SessionConfig& config, const st
     c.latency = std::move(samples[i + 1]);
     if (!c.speed_up.faster) {
       c.state = State::kNotFaster;
-      c.reason = fmt::format("{:.2f}x the original's speed (95% band {:.2f}-{:.2f}x): not faster beyond the noise",
-                             c.speed_up.ratio, c.speed_up.low, c.speed_up.high);
+      c.reason =
+          fmt::format("{:.2f}x the original's speed (95% band {:.2f}-{:.2f}x): {}", c.speed_up.ratio, c.speed_up.low,
+                      c.speed_up.high, c.speed_up.slower ? "slower than the original" : "not faster beyond the noise");
     }
   }
   return OkStatus();
@@ -244,6 +250,16 @@ void DiagnoseCandidates(OptimizeReport& report) {
   }
 }
 
+// The calibration samples, the first read at once so that one that does not fit the model is a usage error
+// before anything is rewritten.
+Result<CalibrationSamples> ListCalibration(const OptimizeOptions& options, const ProofBaseline& baseline,
+                                           const onnx::ModelProto& model) {
+  if (options.calibration.empty()) return CalibrationSamples{};
+  ORTKIT_ASSIGN_OR_RETURN(CalibrationSamples samples, CalibrationSamples::List(options.calibration));
+  ORTKIT_RETURN_IF_ERROR(samples.Read(0, baseline.session_inputs, model));
+  return samples;
+}
+
 struct LoadedOriginal {
   ModelLoad load;
   bool external = false;
@@ -286,11 +302,15 @@ Status ValidateCandidates(const std::vector<std::string>& candidates) {
   return OkStatus();
 }
 
-std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider) {
+std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider,
+                                           bool calibrated) {
   std::vector<std::string> candidates = {"fuse"};
   if (SummarizeQuantization(model).quantized() || provider != "cpu") return candidates;
-  if (HasConstantWeight(model.graph(), {"MatMul", "Gemm"}, 2)) candidates.push_back("int8-dynamic");
-  if (HasConstantWeight(model.graph(), {"Conv"}, 3)) candidates.push_back("int8-dynamic-conv");
+  const bool products = HasConstantWeight(model.graph(), {"MatMul", "Gemm"}, 2);
+  const bool convolutions = HasConstantWeight(model.graph(), {"Conv"}, 3);
+  if (products) candidates.push_back("int8-dynamic");
+  if (convolutions) candidates.push_back("int8-dynamic-conv");
+  if (calibrated && (products || convolutions)) candidates.push_back("int8-static");
   return candidates;
 }
 
@@ -318,8 +338,9 @@ Result<ProofBaseline> RewriteAll(Runtime& runtime, const OptimizeOptions& option
                        fmt::format("the original model does not load: {}", session.error().message));
     ORTKIT_ASSIGN_OR_RETURN(baseline, RunOriginal(**session, proto, options.inputs, options.reference));
   }
-  const std::vector<std::string> names =
-      options.candidates.empty() ? DefaultCandidates(proto, options.provider) : options.candidates;
+  const std::vector<std::string> names = options.candidates.empty()
+                                             ? DefaultCandidates(proto, options.provider, !options.calibration.empty())
+                                             : options.candidates;
   for (const auto& name : names) {
     CandidateOutcome candidate;
     candidate.name = name;
@@ -327,7 +348,11 @@ Result<ProofBaseline> RewriteAll(Runtime& runtime, const OptimizeOptions& option
     report.candidates.push_back(std::move(candidate));
   }
   if (const QuantizationSummary q = SummarizeQuantization(proto); q.quantized()) RefuseRequantizing(q, report);
+  ORTKIT_ASSIGN_OR_RETURN(const CalibrationSamples samples, ListCalibration(options, baseline, proto));
   OptimizePassContext context;
+  context.calibration = samples.size() > 0 ? &samples : nullptr;
+  context.calibration_options = options.calibration_options;
+  context.calibration_options.session = config;
   context.runtime = &runtime;
   context.cpu = DetectCpuFeatures();
   context.provider = options.provider;

@@ -34,6 +34,9 @@ struct OptimizeOptions {
   int threads = 0;      ///< intra-op threads of every session, proofs and measurements alike; 0: the usable cores
   InputSources inputs;  ///< sizes, seed and --input files of the proof and the measurement
   std::filesystem::path reference;  ///< the framework's inputs (and outputs): the proof's inputs
+  /// Samples for static quantisation (CalibrationSamples::List); the int8-static candidate needs them.
+  std::vector<std::filesystem::path> calibration;
+  CalibrationOptions calibration_options;
   AccuracyGate gate;
   SideBySideOptions measure;
   double min_change = 0.03;  ///< a candidate must be at least this much faster, beyond the noise band
@@ -96,8 +99,10 @@ void to_json(nlohmann::json& json, const OptimizeReport& report);
 Status ValidateCandidates(const std::vector<std::string>& candidates);
 
 /// The candidates tried when none are named: fuse; int8-dynamic where MatMul or Gemm have constant weights;
-/// int8-dynamic-conv where there are convolutions; none that quantise a model already quantised.
-std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider);
+/// int8-dynamic-conv where there are convolutions; int8-static when calibration samples are given; none that
+/// quantise a model already quantised.
+std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider,
+                                           bool calibrated = false);
 
 /// The decision, a pure function of the candidates' states and measured speed-ups: the candidate with the
 /// largest speed-up among those proven (kPassed) and faster beyond the noise becomes kChosen; the other

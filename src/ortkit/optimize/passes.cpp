@@ -6,7 +6,7 @@
 namespace ortkit {
 namespace {
 
-const std::array<OptimizePass, 3> kPasses = {{
+const std::array<OptimizePass, 4> kPasses = {{
     {"fuse",
      "ONNX Runtime's graph fusions for the provider (extended level: Attention, SkipLayerNormalization, Gelu, "
      "MatMul+Scale, Conv+activation, ...) saved offline, never the layout level; the fused operators are counted",
@@ -18,6 +18,11 @@ const std::array<OptimizePass, 3> kPasses = {{
     {"int8-dynamic-conv",
      "int8-dynamic with convolutions too (ConvInteger): chosen only when measured faster, which it often is not", false,
      false, false, &QuantizeInt8DynamicWithConvolutions},
+    {"int8-static",
+     "QDQ: activations uint8 at ranges calibrated on --calibration samples (minmax, percentile or entropy), weights "
+     "int8 per channel, biases int32, around Conv, MatMul, Gemm, Add and the pools, after ONNX Runtime's basic level; "
+     "a Relu after a quantised operator is folded into its zero point",
+     true, false, true, &QuantizeInt8Static},
 }};
 
 }  // namespace

@@ -15,11 +15,10 @@
 
 #include "ortkit/core/cpu_features.h"
 #include "ortkit/core/result.h"
+#include "ortkit/optimize/calibration.h"
 #include "ortkit/runtime/runtime.h"
 
 namespace ortkit {
-
-struct CalibrationRanges;  // optimize/calibration.h
 
 /// What a pass may use besides the model.
 struct OptimizePassContext {
@@ -32,7 +31,9 @@ struct OptimizePassContext {
   /// copy serialised again (for a model of 400 MB, a copy and a file fewer).
   std::filesystem::path unchanged_source;
   const onnx::ModelProto* unchanged_model = nullptr;
-  const CalibrationRanges* ranges = nullptr;  ///< int8-static: the activation ranges calibration found
+  /// int8-static: the samples it calibrates with (nullptr: the pass cannot run), and how.
+  const CalibrationSamples* calibration = nullptr;
+  CalibrationOptions calibration_options;
 };
 
 /// What one pass did.
@@ -61,7 +62,14 @@ std::span<const OptimizePass> OptimizePasses();
 /// nullptr when no pass is named `name`.
 const OptimizePass* FindOptimizePass(std::string_view name);
 
+/// ONNX Runtime's graph at `level` for context.provider, made by a session and saved offline, replacing
+/// `model` (read from context.unchanged_source when context.unchanged_model is set); the ops it made and
+/// absorbed are counted. Imports of domains the saved graph does not use are dropped.
+Result<OptimizePassResult> SaveRuntimeGraph(onnx::ModelProto& model, const OptimizePassContext& context,
+                                            OptimizationLevel level);
+
 // The passes (each in its own file).
+Result<OptimizePassResult> QuantizeInt8Static(onnx::ModelProto& model, const OptimizePassContext& context);
 Result<OptimizePassResult> FuseForProvider(onnx::ModelProto& model, const OptimizePassContext& context);
 Result<OptimizePassResult> QuantizeInt8Dynamic(onnx::ModelProto& model, const OptimizePassContext& context);
 Result<OptimizePassResult> QuantizeInt8DynamicWithConvolutions(onnx::ModelProto& model,
