@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "fix_hint.h"
+#include "ortkit/validate/purpose_judgement.h"
 #include "validate_render.h"
 
 namespace ortkit::cli {
@@ -105,6 +106,12 @@ void WriteChain(Writer& w, const DoctorReport& report) {
       w.Item("cross-check",
              fmt::format("{}: {} vs {} on synthesised inputs (no reference): {}", p.provider, p.cross_check->label_a,
                          p.cross_check->label_b, p.cross_check->Passed() ? s.Green("agree") : s.Red("DIFFER")));
+      // A quantised model is judged by what its outputs are for: say how each agrees, whatever the verdict.
+      if (p.cross_check->quantization.quantized()) {
+        w.Item("agreement",
+               fmt::format("{}: {}, judged by purpose: {}", p.provider, p.cross_check->quantization.Describe(),
+                           DescribeAgreements(p.cross_check->comparison)));
+      }
       const SidePlacement& placement = p.cross_check->placement_b;
       if (p.provider != "cpu") w.Item("nodes", fmt::format("{}: {}", p.provider, DescribeSidePlacement(placement)));
       if (!placement.cpu_fallbacks.empty()) {

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/validate/purpose_judgement.h"
 
 namespace ortkit::cli {
 namespace {
@@ -31,8 +32,10 @@ std::string RenderComparison(const ComparisonReport& report, const Style& style,
   for (const auto& o : report.outputs) {
     table.AddRow({o.name, o.actual_desc, Sci(o.max_abs_error), Sci(o.max_rel_error), Sci(o.mean_abs_error),
                   fmt::format("{}/{}", o.mismatches, o.elements), Sci(o.EffectiveAtol()), Sci(o.tolerance.rtol),
-                  o.passed ? style.Green("pass") : style.Red("FAIL")});
+                  o.passed ? style.Green(o.judged == OutputComparison::Judged::kRounding ? "pass by purpose" : "pass")
+                           : style.Red("FAIL")});
     if (!o.passed) notes += FailureNotes(o, style);
+    if (!o.judgement.empty()) notes += fmt::format("  {} {}\n", style.Dim(o.name + ":"), o.judgement);
   }
   for (const auto& name : report.missing_in_run)
     notes += fmt::format("  {} the model did not produce '{}'\n", style.Red("missing:"), name);
@@ -149,6 +152,10 @@ std::string RenderCrossCheck(const ValidateReport& report, const Style& style) {
   std::string text =
       fmt::format("\n{} {} (reference side) vs {}\n", style.Bold("cross-check"), cross.label_a, cross.label_b);
   for (const auto& note : report.size_notes) text += style.Dim(fmt::format("  sizes found by running: {}\n", note));
+  if (cross.quantization.quantized()) {
+    text += fmt::format("  {}, judged by purpose: {}\n", cross.quantization.Describe(),
+                        DescribeAgreements(cross.comparison));
+  }
   return text + RenderPlacement(cross, style) + RenderComparison(cross.comparison, style);
 }
 

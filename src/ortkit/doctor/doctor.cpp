@@ -100,6 +100,14 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
     Location where;
     where.file = file;
     where.output = o.name;
+    using Judged = OutputComparison::Judged;
+    if (o.judged == Judged::kBeyondRounding || o.judged == Judged::kPurposeLost) {
+      Diagnosis d = Diagnose("validate.quantized-divergence",
+                             fmt::format("{}: output '{}': {}", label, o.name, o.judgement), where);
+      if (o.judged == Judged::kPurposeLost) d.severity = Severity::kError;
+      diagnoses.push_back(std::move(d));
+      continue;
+    }
     std::string message = fmt::format("{}: output '{}' {}", label, o.name, o.problem);
     if (o.shape_match && o.type_match && !o.strings) {
       message += fmt::format(" (max abs error {:.3g}, max rel error {:.3g}; tolerance atol {:.3g}, rtol {:.3g})",
@@ -116,6 +124,23 @@ std::vector<Diagnosis> ComparisonDiagnoses(const std::string& label, const Compa
         Diagnose("validate.missing-output", fmt::format("{}: the model did not produce '{}'", label, name), where));
   }
   return diagnoses;
+}
+
+/// A quantised model's divergence beyond rounding names where the runs part: the localisation's first value
+/// beyond the bound, its node and the fused kernel computing it.
+void ConnectQuantizedLocalization(const ValidateReport& validated, std::vector<Diagnosis>& diagnoses) {
+  for (const auto& localization : validated.localizations) {
+    if (!localization.report.ok()) continue;
+    const QuantizedDivergence where = DescribeQuantizedDivergence(*localization.report);
+    if (where.text.empty()) continue;
+    for (auto& d : diagnoses) {
+      if (d.code != "validate.quantized-divergence") continue;
+      d.message += "; " + where.text;
+      d.location.node = where.node;
+      d.location.op_type = where.op_type;
+    }
+    return;
+  }
 }
 
 std::vector<Diagnosis> ValidationDiagnoses(const ReferenceReport& report, const std::string& reference) {
@@ -274,8 +299,10 @@ void AddValidation(ValidateReport& validated, const Layout& layout, const std::o
   append(input_findings);
   if (validated.cross_check) {
     const CrossCheckReport& cross = *validated.cross_check;
-    append(ComparisonDiagnoses(fmt::format("{} vs {}", cross.label_a, cross.label_b), cross.comparison,
-                               layout.model.string()));
+    auto found = ComparisonDiagnoses(fmt::format("{} vs {}", cross.label_a, cross.label_b), cross.comparison,
+                                     layout.model.string());
+    ConnectQuantizedLocalization(validated, found);
+    append(found);
     report.cross_check = std::move(validated.cross_check);
   } else if (validated.cross_check_error) {
     diagnoses.push_back(validated.CrossCheckRunDiagnosis(file));

@@ -71,12 +71,25 @@ void AddScheme(std::vector<Scheme>& schemes, Scheme scheme) {
   if (std::find(schemes.begin(), schemes.end(), scheme) == schemes.end()) schemes.push_back(scheme);
 }
 
+/// Whether `value` is a weight of `graph`: an initializer or a Constant node's output.
+bool IsWeight(const onnx::GraphProto& graph, const std::string& value) {
+  return std::any_of(graph.initializer().begin(), graph.initializer().end(),
+                     [&](const onnx::TensorProto& t) { return t.name() == value; }) ||
+         std::any_of(graph.node().begin(), graph.node().end(), [&](const onnx::NodeProto& n) {
+           return n.op_type() == "Constant" && n.output_size() == 1 && n.output(0) == value;
+         });
+}
+
 void CountGraph(const onnx::GraphProto& graph, QuantizationSummary& summary, std::vector<Scheme>& seen) {
   for (const auto& node : graph.node()) {
     const QuantizationOp* op = FindQuantizationOp(node);
     if (op == nullptr) continue;
     ++summary.nodes[node.op_type()];
-    AddScheme(seen, node.op_type() == "DequantizeLinear" && HasBlockSize(node) ? Scheme::kWeightOnly : op->scheme);
+    // Dequantising a weight block-wise, or with no QuantizeLinear anywhere, is weight-only quantisation;
+    // dequantising a value computed at run time belongs to the scheme that quantised it.
+    const bool weight = node.op_type() == "DequantizeLinear" && node.input_size() > 0 && IsWeight(graph, node.input(0));
+    if (node.op_type() == "DequantizeLinear" && !weight) continue;
+    AddScheme(seen, weight && HasBlockSize(node) ? Scheme::kWeightOnly : op->scheme);
   }
 }
 

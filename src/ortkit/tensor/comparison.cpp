@@ -252,7 +252,21 @@ nlohmann::json OutputComparison::ToJson() const {
                 : nlohmann::json{{"index", worst_position}, {"expected", worst_expected}, {"actual", worst_actual}};
   }
   if (!problem.empty()) j["problem"] = problem;
+  j["judged"] = ToString(judged);
+  if (agreement) j["agreement"] = agreement->ToJson();
+  if (quantization_step) j["quantization_step"] = *quantization_step;
+  if (!judgement.empty()) j["judgement"] = judgement;
   return j;
+}
+
+const char* ToString(OutputComparison::Judged judged) {
+  switch (judged) {
+    case OutputComparison::Judged::kFloat: return "float";
+    case OutputComparison::Judged::kRounding: return "rounding";
+    case OutputComparison::Judged::kBeyondRounding: return "beyond-rounding";
+    case OutputComparison::Judged::kPurposeLost: return "purpose-lost";
+  }
+  return "float";
 }
 
 bool ComparisonReport::Passed() const {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/tensor/agreement.h"
 #include "ortkit/tensor/tensor.h"
 
 namespace ortkit {
@@ -75,11 +76,26 @@ struct OutputComparison {
   bool passed = true;
   std::string problem;  ///< a sentence when !passed: shape, type, or how many elements differ
 
+  /// How the output was judged. kFloat: by the tolerance alone. A quantised model's output that the
+  /// tolerance fails is judged by what it is for (validate/purpose_judgement.h): kRounding when that
+  /// agrees as far as quantised kernels' rounding goes (passed), kBeyondRounding when the divergence is
+  /// larger but the purpose survives, kPurposeLost when it does not.
+  enum class Judged { kFloat, kRounding, kBeyondRounding, kPurposeLost };
+  Judged judged = Judged::kFloat;
+  /// The task-level agreement (top-1, per-row cosine, error beside the range), measured by the caller that
+  /// knows the model for numeric outputs of equal shape and type; absent otherwise.
+  std::optional<Agreement> agreement;
+  std::optional<double> quantization_step;  ///< the step of the quantisation the output is computed from
+  std::string judgement;                    ///< when judged by purpose: the sentence that says how
+
   nlohmann::json ToJson() const;
 };
 
 /// Compares one output. Types must match exactly (a float64 reference for a float32 output is a
 /// type mismatch); shapes must match exactly.
+/// "float", "rounding", "beyond-rounding", "purpose-lost".
+const char* ToString(OutputComparison::Judged judged);
+
 OutputComparison CompareTensors(const std::string& name, const Tensor& expected, const Tensor& actual,
                                 Tolerance tolerance);
 

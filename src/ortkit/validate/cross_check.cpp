@@ -12,6 +12,7 @@
 #include "ortkit/core/units.h"
 #include "ortkit/runtime/profile.h"
 #include "ortkit/runtime/run.h"
+#include "ortkit/validate/purpose_judgement.h"
 
 namespace ortkit {
 namespace {
@@ -226,7 +227,8 @@ Result<std::unique_ptr<Session>> OpenModel(Runtime& runtime, const ModelToLoad& 
 }
 
 Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
-                                    std::span<const NamedTensor> inputs, const ToleranceRules& tolerance) {
+                                    std::span<const NamedTensor> inputs, const ToleranceRules& tolerance,
+                                    const onnx::ModelProto* purpose_model) {
   CrossCheckReport report;
   report.label_a = plan.a.label;
   report.label_b = plan.b.label;
@@ -244,6 +246,10 @@ Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, 
     o.passed = false;
     const std::string both = fmt::format("{} of {} elements are NaN on both sides", o.nan_both, o.elements);
     o.problem = o.problem.empty() ? both : o.problem + "; " + both;
+  }
+  if (purpose_model != nullptr) {
+    report.quantization = SummarizeQuantization(*purpose_model);
+    JudgeByPurpose(report.comparison, expected.outputs, actual.outputs, *purpose_model, report.quantization);
   }
   return report;
 }
@@ -272,6 +278,7 @@ nlohmann::json CrossCheckReport::ToJson() const {
   j["reference"] = {{"label", label_a}, {"run_ms", run_ms_a}};
   j["checked"] = {{"label", label_b}, {"run_ms", run_ms_b}};
   j["placement"] = {{"a", placement_a.ToJson()}, {"b", placement_b.ToJson()}};
+  if (quantization.quantized()) j["quantization"] = quantization.ToJson();
   return j;
 }
 

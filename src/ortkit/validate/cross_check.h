@@ -12,9 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
+#include "ortkit/model/quantization.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
 #include "ortkit/tensor/tensor.h"
@@ -86,6 +88,8 @@ struct CrossCheckReport {
   std::string label_a;
   std::string label_b;
   ComparisonReport comparison;  ///< expected: side A's outputs, actual: side B's
+  /// The judged model's quantisation (empty schemes: a float model, or no model given to judge by).
+  QuantizationSummary quantization;
   /// Wall time of each side's run, session creation excluded. The run is profiled (for the
   /// placement), so it includes the profiler's overhead: a timestamp pair per node, small beside
   /// the kernels, and the same on both sides.
@@ -103,9 +107,12 @@ struct CrossCheckReport {
 /// declares (a fixed copy may have dropped unused ones). Each session is created, run and released before
 /// the next is created, so at most one is held at a time. Each side's session is profiled into a
 /// temporary folder, removed afterwards, to record where its nodes ran. Errors (a model that does not load on a
-/// side, inputs that do not fit) are prefixed with the side's label.
+/// side, inputs that do not fit) are prefixed with the side's label. With `purpose_model` (the parsed model
+/// whose outputs are judged: side B's when it has its own), every output's task-level agreement is measured,
+/// and a quantised model's outputs are judged by their purpose (validate/purpose_judgement.h).
 Result<CrossCheckReport> CrossCheck(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
-                                    std::span<const NamedTensor> inputs, const ToleranceRules& tolerance);
+                                    std::span<const NamedTensor> inputs, const ToleranceRules& tolerance,
+                                    const onnx::ModelProto* purpose_model = nullptr);
 
 /// The same with two configurations of one model, labelled by what differs between them
 /// ("cpu" / "cuda", "optimisations off" / "optimisations all", else "first run" / "second run").

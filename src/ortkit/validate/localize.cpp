@@ -1,6 +1,7 @@
 #include "ortkit/validate/localize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/core/units.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/model/graph_walk.h"
@@ -212,6 +214,69 @@ const NamedTensor* FindByName(std::span<const NamedTensor> tensors, const std::s
   return it == tensors.end() ? nullptr : &*it;
 }
 
+/// RMS of (actual - expected) over the standard deviation of expected: how far a value moved beside its
+/// spread. A constant value that changed, or a NaN or infinity on one side, is infinitely far.
+double SpreadError(const Tensor& expected, const Tensor& actual) {
+  const std::int64_t n = expected.element_count();
+  if (n == 0) return 0;
+  double mean = 0;
+  for (std::int64_t i = 0; i < n; ++i) mean += expected.AsDouble(i);
+  mean /= static_cast<double>(n);
+  double variance = 0, squared_difference = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double e = expected.AsDouble(i);
+    const double a = actual.AsDouble(i);
+    if (!std::isfinite(e) || !std::isfinite(a)) {
+      if (e == a || (std::isnan(e) && std::isnan(a))) continue;
+      return HUGE_VAL;
+    }
+    variance += (e - mean) * (e - mean);
+    squared_difference += (a - e) * (a - e);
+  }
+  if (squared_difference == 0) return 0;
+  return variance > 0 ? std::sqrt(squared_difference / variance) : HUGE_VAL;
+}
+
+/// The values side B's optimised graph keeps between its kernels, each with the kernel computing it.
+struct OptimizedGraph {
+  std::unordered_map<std::string, std::string> kernel_of;  ///< value -> "QLinearConv 'conv_quant'"
+};
+
+/// Nodes the runtime inserts to change a value's layout: the kernel that computes the value is behind them.
+bool IsLayoutNode(const onnx::NodeProto& node) {
+  return node.op_type() == "Transpose" || node.op_type() == "ReorderInput" || node.op_type() == "ReorderOutput" ||
+         node.op_type() == "Reshape";
+}
+
+OptimizedGraph IndexOptimizedGraph(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& node : graph.node()) {
+    for (const auto& out : node.output()) producer.emplace(out, &node);
+  }
+  OptimizedGraph optimized;
+  for (const auto& [value, node] : producer) {
+    const onnx::NodeProto* kernel = node;
+    for (int hops = 0; hops < 4 && IsLayoutNode(*kernel) && kernel->input_size() > 0; ++hops) {
+      auto it = producer.find(kernel->input(0));
+      if (it == producer.end()) break;
+      kernel = it->second;
+    }
+    optimized.kernel_of.emplace(value, fmt::format("{} '{}'", kernel->op_type(), kernel->name()));
+  }
+  return optimized;
+}
+
+/// Side B's graph as ONNX Runtime optimised it, written by a session of its own into a scratch folder.
+Result<OptimizedGraph> ReadOptimizedGraph(Runtime& runtime, const ModelToLoad& model, const CrossCheckSide& side) {
+  ORTKIT_ASSIGN_OR_RETURN(ScratchFolder scratch, ScratchFolder::Create("localize"));
+  SessionConfig config = side.config;
+  config.optimized_model_path = scratch.path() / "optimized.onnx";
+  { ORTKIT_ASSIGN_OR_RETURN(auto session, OpenModel(runtime, model, config)); }
+  ModelLoad load = LoadModelFile(config.optimized_model_path);
+  if (load.model == nullptr) return LoadError(load, fmt::format("{}: reading the optimised graph", side.label));
+  return IndexOptimizedGraph(load.model->proto->graph());
+}
+
 struct Walk {
   std::vector<std::string> values;                        ///< walkable values in side A's topological order
   std::unordered_map<std::string, std::size_t> position;  ///< over every value of side A
@@ -260,6 +325,16 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
       ++progress.compared;
       OutputComparison comparison =
           CompareTensors(name, e->tensor, a->tensor, options.tolerance.For(name, e->tensor.type()));
+      double spread_error = 0;
+      if (options.quantized && comparison.shape_match && comparison.type_match && !comparison.strings) {
+        spread_error = SpreadError(e->tensor, a->tensor);
+        comparison.passed = spread_error <= kQuantizedSpreadBound;
+        if (!comparison.passed) {
+          comparison.problem = fmt::format(
+              "the RMS of its difference is {:.3g} of its spread (bound {:g}; float figures: {})", spread_error,
+              kQuantizedSpreadBound, comparison.problem.empty() ? "within the tolerance" : comparison.problem);
+        }
+      }
       // NaN on both sides agrees on nothing: in topological order, the first value that holds NaN
       // is made by the node that first produces it (every value before it was free of NaN).
       const bool nan_origin = comparison.passed && comparison.nan_both > 0;
@@ -275,6 +350,7 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
             fmt::format("{} of {} elements are NaN on both sides", comparison.nan_both, comparison.elements);
       }
       divergence.value = name;
+      divergence.spread_error = spread_error;
       divergence.position = walk.position.at(name);
       divergence.comparison = std::move(comparison);
       report.divergence = std::move(divergence);
@@ -442,6 +518,29 @@ std::string ReferenceFileStem(std::string_view value_name) {
 
 bool LocalizeReport::vanished() const { return walked && complete && !divergence && !outputs.Passed(); }
 
+QuantizedDivergence DescribeQuantizedDivergence(const LocalizeReport& report) {
+  QuantizedDivergence found;
+  if (!report.quantized || !report.divergence || report.divergence->nan_origin) return found;
+  const Divergence& d = *report.divergence;
+  found.node = d.node;
+  found.op_type = d.op_type;
+  std::string value = fmt::format("'{}' from node '{}' ({})", d.value, d.node, d.op_type);
+  // A QuantizeLinear closes a QDQ group: the node computing the group's value is the one to name.
+  if (d.op_type == "QuantizeLinear" && !d.inputs.empty() && !d.inputs.front().node.empty()) {
+    found.node = d.inputs.front().node;
+    found.op_type = d.inputs.front().op_type;
+    value = fmt::format("'{}', the quantised output of node '{}' ({})", d.value, found.node, found.op_type);
+  }
+  found.text = "the first value beyond the rounding of quantised kernels is " + value;
+  if (!d.fused_kernel.empty())
+    found.text += fmt::format(", computed by ONNX Runtime's fused kernel {}", d.fused_kernel);
+  found.text +=
+      fmt::format(": its difference is {:.3g} of its spread (bound {:g})", d.spread_error, kQuantizedSpreadBound);
+  if (d.last_agreeing)
+    found.text += fmt::format("; the last value within it upstream: {}", UpstreamText(*d.last_agreeing));
+  return found;
+}
+
 Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, const CrossCheckPlan& plan,
                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
   const auto start = Clock::now();
@@ -463,9 +562,17 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, cons
     ORTKIT_ASSIGN_OR_RETURN(own_model_b, MakeWorkingModel(plan.b.model));
   }
   WorkingModel& model_b = own_b ? *own_model_b : model_a;
-
+  report.quantized = options.quantized;
+  OptimizedGraph optimized;
+  if (options.quantized) {
+    ORTKIT_ASSIGN_OR_RETURN(optimized, ReadOptimizedGraph(runtime, own_b ? plan.b.model : model, plan.b));
+  }
   const Walk walk = MakeWalk(
-      model_a.index, [&](const std::string& v) { return model_b.index.producer.count(v) > 0; }, report);
+      model_a.index,
+      [&](const std::string& v) {
+        return model_b.index.producer.count(v) > 0 && (!options.quantized || optimized.kernel_of.count(v) > 0);
+      },
+      report);
   auto source = [&](WorkingModel& m, const CrossCheckSide& side) -> ChunkSource {
     return [&, &side = side](std::span<const std::string> names) {
       return RunExposing(runtime, m, side.config, side.label, names, inputs, report.stats);
@@ -478,6 +585,8 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, cons
     AddSourceRanges(model_a.proto.graph(), model_a.index, inputs, *report.divergence, agreed);
     DescribeDivergence(model_a.proto.graph(), model_a.index, walk, agreed, *report.divergence);
     if (own_b) CompareNodeInitializers(model_a, model_b, options.tolerance, *report.divergence);
+    if (auto it = optimized.kernel_of.find(report.divergence->value); it != optimized.kernel_of.end())
+      report.divergence->fused_kernel = it->second;
   }
   report.stats.elapsed_ms = MillisecondsSince(start);
   return report;
@@ -656,9 +765,9 @@ std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onn
 }
 
 nlohmann::json LocalizeReport::ToJson() const {
-  nlohmann::json j = {{"reference", label_a}, {"checked", label_b},   {"outputs", outputs.ToJson()},
-                      {"walked", walked},     {"complete", complete}, {"vanished", vanished()},
-                      {"skipped", skipped}};
+  nlohmann::json j = {{"reference", label_a}, {"checked", label_b},    {"outputs", outputs.ToJson()},
+                      {"walked", walked},     {"complete", complete},  {"vanished", vanished()},
+                      {"skipped", skipped},   {"quantized", quantized}};
   if (!stopped_because.empty()) j["stopped_because"] = stopped_because;
   auto upstream = [](const UpstreamValue& up) {
     nlohmann::json u = {{"value", up.value}, {"state", ToString(up.state)}};
@@ -682,6 +791,11 @@ nlohmann::json LocalizeReport::ToJson() const {
     for (const auto& in : divergence->inputs) d["inputs"].push_back(upstream(in));
     if (divergence->last_agreeing) d["last_agreeing"] = upstream(*divergence->last_agreeing);
     for (const auto& init : divergence->differing_initializers) d["differing_initializers"].push_back(init.ToJson());
+    if (quantized) {
+      d["spread_error"] =
+          std::isfinite(divergence->spread_error) ? nlohmann::json(divergence->spread_error) : nlohmann::json();
+      d["fused_kernel"] = divergence->fused_kernel;
+    }
     j["divergence"] = std::move(d);
   } else {
     j["divergence"] = nullptr;

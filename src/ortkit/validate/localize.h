@@ -64,7 +64,19 @@ struct LocalizeOptions {
   bool skip_if_outputs_agree = true;
   /// Called after each chunk (progress lines, tests). Must not throw.
   std::function<void(const LocalizeChunk&)> on_chunk;
+  /// Walk a quantised model's divergence (validate/purpose_judgement.h): only the values that side B's
+  /// optimised graph keeps between its kernels are exposed, so that its fusions stay as they are (the caveat
+  /// above), and a value diverges when the RMS of its difference exceeds kQuantizedSpreadBound of its spread
+  /// (standard deviation), not a float tolerance. The diverging value is named with the fused kernel that
+  /// computes it.
+  bool quantized = false;
 };
+
+/// How far a quantised model's intermediate value may move, as a share of its spread, before it is where
+/// the runs part: requantisation after requantisation moves values by a few steps, a small part of their
+/// spread (ONNX Runtime's quantiser's models: 0.1% to 6% in the first layers); an overflowing accumulator
+/// or a saturating scale moves them by all of it.
+inline constexpr double kQuantizedSpreadBound = 0.25;
 
 /// A value upstream of the diverging node, and what is known about it.
 struct UpstreamValue {
@@ -96,6 +108,10 @@ struct Divergence {
   std::optional<UpstreamValue> last_agreeing;  ///< the nearest agreeing value upstream, topologically
   /// Two models only: initializers the node reads that differ between them, with how.
   std::vector<OutputComparison> differing_initializers;
+  /// Quantised walks: the RMS of the value's difference over its spread, and the node of side B's optimised
+  /// graph that computes it ("QLinearConv 'conv_quant'"), layout nodes skipped.
+  double spread_error = 0;
+  std::string fused_kernel;
 };
 
 struct LocalizeStats {
@@ -114,6 +130,7 @@ struct LocalizeReport {
   std::string label_b;
   ComparisonReport outputs;     ///< the graph outputs of plain runs (no value exposed)
   bool walked = false;          ///< false when the outputs agreed and skip_if_outputs_agree held
+  bool quantized = false;       ///< walked as a quantised model's divergence (LocalizeOptions::quantized)
   bool complete = false;        ///< every value considered was compared (or the divergence found)
   std::string stopped_because;  ///< when !complete: the time budget or max_values, in words
   std::optional<Divergence> divergence;
@@ -130,6 +147,17 @@ struct LocalizeReport {
 /// With `model`, a divergence at a node that `check`'s rules already explain (a Dropout in training mode)
 /// gets that explanation as its cause and fix, rather than a kernel being blamed.
 std::vector<Diagnosis> LocalizeDiagnoses(const LocalizeReport& report, const onnx::ModelProto* model = nullptr);
+
+/// Where a quantised walk found the runs part, for the finding that judged the output.
+struct QuantizedDivergence {
+  /// "the first value beyond the rounding of quantised kernels is 'cq', the quantised output of node 'conv'
+  /// (Conv), computed by ONNX Runtime's fused kernel QLinearConv 'conv_quant': its difference is 1.31 of its
+  /// spread (bound 0.25)"; empty when the walk found none.
+  std::string text;
+  std::string node;  ///< the computing node: a QuantizeLinear's producer, the node of its group
+  std::string op_type;
+};
+QuantizedDivergence DescribeQuantizedDivergence(const LocalizeReport& report);
 
 /// Localises between the two sides of `plan` on `inputs`. Sides with an empty `model` load
 /// `model`; sides with their own model (the same graph with other weights, say) are compared value

@@ -9,6 +9,7 @@
 
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/tensor/test_case.h"
+#include "ortkit/validate/purpose_judgement.h"
 
 namespace ortkit {
 namespace {
@@ -152,8 +153,10 @@ nlohmann::json ReferenceReport::ToJson() const {
 }
 
 ReferenceReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
-                                const ToleranceRules& tolerance) {
+                                const ToleranceRules& tolerance, const onnx::ModelProto* purpose_model) {
   ReferenceReport report;
+  const QuantizationSummary quantization =
+      purpose_model != nullptr ? SummarizeQuantization(*purpose_model) : QuantizationSummary{};
   for (const auto& c : cases) {
     CaseResult result;
     result.label = c.label;
@@ -165,6 +168,8 @@ ReferenceReport ValidateAgainst(Session& session, const std::vector<ReferenceCas
     } else {
       result.ran = true;
       result.comparison = CompareOutputs(c.expected, *outputs, tolerance);
+      if (purpose_model != nullptr)
+        JudgeByPurpose(result.comparison, c.expected, *outputs, *purpose_model, quantization);
     }
     report.cases.push_back(std::move(result));
   }

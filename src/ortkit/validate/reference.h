@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/result.h"
@@ -47,8 +48,11 @@ struct ReferenceReport {
   nlohmann::json ToJson() const;
 };
 
-/// Runs every case on `session` and compares with its expected outputs.
+/// Runs every case on `session` and compares with its expected outputs. With `purpose_model` (the model the
+/// session runs), each output's task-level agreement is measured, and a quantised model's outputs are judged
+/// by their purpose (validate/purpose_judgement.h): a float framework's reference is not what integer
+/// kernels reproduce.
 ReferenceReport ValidateAgainst(Session& session, const std::vector<ReferenceCase>& cases,
-                                const ToleranceRules& tolerance);
+                                const ToleranceRules& tolerance, const onnx::ModelProto* purpose_model = nullptr);
 
 }  // namespace ortkit

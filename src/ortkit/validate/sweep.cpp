@@ -14,6 +14,8 @@
 #include "ortkit/check/lint.h"
 #include "ortkit/core/units.h"
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/model/quantization.h"
+#include "ortkit/validate/purpose_judgement.h"
 
 namespace ortkit {
 namespace {
@@ -109,10 +111,63 @@ void CheckOutputs(const std::vector<TensorSpec>& output_specs, const std::vector
   }
 }
 
+// The first node that quantises with a scale computed at run time (onnxruntime.quantization's
+// quantize_dynamic writes DynamicQuantizeLinear, or MatMulInteger/ConvInteger behind it).
+std::optional<std::string> DynamicQuantisationNode(const onnx::ModelProto& model) {
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const auto& node = model.graph().node(i);
+    if (node.op_type() == "DynamicQuantizeLinear" || node.op_type() == "DynamicQuantizeLSTM" ||
+        node.op_type() == "DynamicQuantizeMatMul")
+      return fmt::format("'{}' ({})", node.name().empty() ? "#" + std::to_string(i) : node.name(), node.op_type());
+  }
+  return std::nullopt;
+}
+
+/// How a batched row is judged against the same row run alone: a quantised model's rows by their purpose.
+struct RowJudging {
+  const onnx::ModelProto& model;
+  QuantizationSummary quantization;
+  std::optional<std::string> dynamic_node;  ///< DynamicQuantisationNode
+};
+
+/// A row that differs from itself run alone: for a quantised model judged by its purpose, so that rounding
+/// passes; beyond rounding a warning while the purpose survives, else an error. nullopt when it passes.
+std::optional<Diagnosis> JudgeRow(const RowJudging& judging, const std::string& name, Tensor expected,
+                                  const Tensor& alone, const Tolerance& tolerance, const std::string& at,
+                                  std::int64_t row) {
+  ComparisonReport one;
+  one.outputs.push_back(CompareTensors(name, expected, alone, tolerance));
+  if (judging.quantization.quantized() && !one.outputs.front().passed) {
+    const NamedTensor batched[] = {{name, std::move(expected)}};
+    const NamedTensor single[] = {{name, alone.Clone()}};
+    JudgeByPurpose(one, batched, single, judging.model, judging.quantization);
+  }
+  const OutputComparison& c = one.outputs.front();
+  if (c.passed) return std::nullopt;
+  Location where;
+  where.output = name;
+  Diagnosis d = Diagnose("sweep.batch-inconsistent",
+                         fmt::format("at {}: row {} of output '{}' differs from the same row run alone: {} (max abs "
+                                     "error {:.3g})",
+                                     at, row, name, c.judgement.empty() ? c.problem : c.judgement, c.max_abs_error),
+                         where);
+  if (c.judged == OutputComparison::Judged::kBeyondRounding) d.severity = Severity::kWarning;
+  // Rows of a dynamically quantised model differ when batched by design: one scale for the whole batch.
+  if (judging.dynamic_node && c.judged != OutputComparison::Judged::kPurposeLost) {
+    d.severity = Severity::kWarning;
+    d.message += fmt::format(
+        "; the model is dynamically quantised ({}): the scale is computed over the whole batch, so a row's result "
+        "depends on the other rows. It is usable one request at a time, or batched where results within the "
+        "quantisation step are acceptable",
+        *judging.dynamic_node);
+  }
+  return d;
+}
+
 void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& input_specs,
                            const std::vector<TensorSpec>& output_specs, const std::vector<NamedTensor>& inputs,
                            const std::vector<NamedTensor>& outputs, const std::string& batch_dim, std::int64_t batch,
-                           const SweepOptions& options, SweepCell& cell) {
+                           const SweepOptions& options, const RowJudging& judging, SweepCell& cell) {
   for (const auto& spec : input_specs) {
     const int axis = AxisOf(spec, batch_dim);
     if (axis > 0) return;  // batch on another axis than the first: row slicing is not defined here
@@ -149,45 +204,16 @@ void CheckBatchConsistency(Session& session, const std::vector<TensorSpec>& inpu
       auto expected = full.SliceRows(row, row + 1);
       if (!expected.ok()) continue;
       const Tensor& alone = (*row_outputs)[o].tensor;
-      const auto c =
-          CompareTensors(outputs[o].name, *expected, alone, options.tolerance.For(outputs[o].name, full.type()));
-      cell.batch_max_abs_error = std::max(cell.batch_max_abs_error, c.max_abs_error);
-      if (!c.passed) {
-        Location where;
-        where.output = outputs[o].name;
-        cell.diagnoses.push_back(Diagnose(
-            "sweep.batch-inconsistent",
-            fmt::format("at {}: row {} of output '{}' differs from the same row run alone: {} (max abs error {:.3g})",
-                        fmt::format("{}={}", batch_dim, batch), row, outputs[o].name, c.problem, c.max_abs_error),
-            where));
+      const Tolerance tolerance = options.tolerance.For(outputs[o].name, full.type());
+      cell.batch_max_abs_error = std::max(cell.batch_max_abs_error,
+                                          CompareTensors(outputs[o].name, *expected, alone, tolerance).max_abs_error);
+      auto differs = JudgeRow(judging, outputs[o].name, std::move(expected).value(), alone, tolerance,
+                              fmt::format("{}={}", batch_dim, batch), row);
+      if (differs) {
+        cell.diagnoses.push_back(std::move(*differs));
         return;
       }
     }
-  }
-}
-
-// The first node that quantises with a scale computed at run time (onnxruntime.quantization's
-// quantize_dynamic writes DynamicQuantizeLinear, or MatMulInteger/ConvInteger behind it).
-std::optional<std::string> DynamicQuantisationNode(const onnx::ModelProto& model) {
-  for (int i = 0; i < model.graph().node_size(); ++i) {
-    const auto& node = model.graph().node(i);
-    if (node.op_type() == "DynamicQuantizeLinear" || node.op_type() == "DynamicQuantizeLSTM" ||
-        node.op_type() == "DynamicQuantizeMatMul")
-      return fmt::format("'{}' ({})", node.name().empty() ? "#" + std::to_string(i) : node.name(), node.op_type());
-  }
-  return std::nullopt;
-}
-
-// Rows of a dynamically quantised model differ when batched by design: one scale for the whole batch.
-void ExplainQuantisedRows(const std::string& node, SweepCell& cell) {
-  for (auto& d : cell.diagnoses) {
-    if (d.code != "sweep.batch-inconsistent") continue;
-    d.severity = Severity::kWarning;
-    d.message += fmt::format(
-        "; the model is dynamically quantised ({}): the scale is computed over the whole batch, so a row's result "
-        "depends on the other rows. It is usable one request at a time, or batched where results within the "
-        "quantisation step are acceptable",
-        node);
   }
 }
 
@@ -462,6 +488,7 @@ struct SweepGrid {
   const std::map<std::string, ValueHint>& hints;
   const SweepOptions& options;
   const std::string& batch_dim;
+  const RowJudging& judging;
 };
 
 // One cell at `plan`: the batched run, its outputs checked, and row by row against the batch.
@@ -490,7 +517,7 @@ Result<SweepCell> RunCell(const SweepGrid& grid, const InputPlan& plan, SweepCel
   if (grid.options.batch_consistency && !grid.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
       cell.diagnoses.empty()) {
     CheckBatchConsistency(grid.session, grid.input_specs, grid.output_specs, inputs, *outputs, grid.batch_dim,
-                          batch->second, grid.options, cell);
+                          batch->second, grid.options, grid.judging, cell);
   }
   return cell;
 }
@@ -519,8 +546,8 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   ORTKIT_RETURN_IF_ERROR(CheckAxes(report.axes, options.base, search.specs));
   report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(search.specs) : options.batch_dim;
   const std::vector<Diagnosis> suspects = ShapeSuspects(model);
-  const auto dynamic_quantisation = DynamicQuantisationNode(model);
-  const SweepGrid grid{session, search.specs, output_specs, hints, options, report.batch_dim};
+  const RowJudging judging{model, SummarizeQuantization(model), DynamicQuantisationNode(model)};
+  const SweepGrid grid{session, search.specs, output_specs, hints, options, report.batch_dim, judging};
   std::vector<std::size_t> odometer(report.axes.size(), 0);
   do {
     InputPlan plan = search.Plan();
@@ -533,7 +560,6 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
     for (auto& d : cell.diagnoses) {
       if (d.code.rfind("runtime.", 0) == 0) BlameSuspects(suspects, d);
     }
-    if (dynamic_quantisation) ExplainQuantisedRows(*dynamic_quantisation, cell);
     if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
     report.cells.push_back(std::move(cell));
   } while (NextCell(report.axes, odometer));

@@ -32,10 +32,10 @@ LocalizeOptions LocalizeOptionsFor(const ValidateOptions& options) {
   return localize;
 }
 
-Status ValidateAgainstReference(Session& session, const SessionSpecs& specs, const ValidateOptions& options,
-                                ValidateReport& report) {
+Status ValidateAgainstReference(Session& session, const onnx::ModelProto& model, const SessionSpecs& specs,
+                                const ValidateOptions& options, ValidateReport& report) {
   ORTKIT_ASSIGN_OR_RETURN(auto cases, ReadReference(options.reference, specs.inputs, specs.outputs));
-  report.reference = ValidateAgainst(session, cases, options.tolerance);
+  report.reference = ValidateAgainst(session, cases, options.tolerance, &model);
   return OkStatus();
 }
 
@@ -84,7 +84,7 @@ bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& m
   const std::span<const NamedTensor> inputs =
       options.given_inputs != nullptr ? *options.given_inputs : made->prepared->tensors;
   const ModelToLoad source{options.model, {}};
-  auto cross = CrossCheck(runtime, source, *plan, inputs, options.tolerance);
+  auto cross = CrossCheck(runtime, source, *plan, inputs, options.tolerance, &model);
   if (!cross.ok() &&
       (cross.error().kind == ErrorKind::kUnavailable || cross.error().kind == ErrorKind::kInvalidArgument)) {
     report.failure = ValidateFailure{Step::kCrossCheck, cross.error()};
@@ -95,9 +95,13 @@ bool RunCrossCheck(Runtime& runtime, Session& session, const onnx::ModelProto& m
     return true;
   }
   report.cross_check = std::move(cross).value();
-  if (options.localize && !report.cross_check->Passed()) {
-    report.localizations.push_back(
-        Localized(Localize(runtime, source, *plan, inputs, LocalizeOptionsFor(options)), model));
+  // A quantised model's output beyond rounding is always localised: where the runs part is the finding.
+  const bool quantized = report.cross_check->quantization.quantized();
+  if ((options.localize || quantized) && !report.cross_check->Passed()) {
+    LocalizeOptions localize = LocalizeOptionsFor(options);
+    localize.quantized = quantized;
+    if (!options.localize) localize.time_budget = kQuantizedLocalizeBudget;
+    report.localizations.push_back(Localized(Localize(runtime, source, *plan, inputs, localize), model));
   }
   return true;
 }
@@ -164,7 +168,7 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
     if (!output.is_tensor) report.not_compared.push_back(output.name);
   }
   if (!options.reference.empty()) {
-    if (Status status = ValidateAgainstReference(session, specs, options, report); !status.ok()) {
+    if (Status status = ValidateAgainstReference(session, model, specs, options, report); !status.ok()) {
       report.failure = ValidateFailure{Step::kReference, status.error()};
       return report;
     }

@@ -3,6 +3,7 @@
 // configurations against each other, the first diverging value when they disagree, and every shape
 // the model claims to accept, in one report.
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -57,6 +58,11 @@ struct ValidateOptions {
   /// within them.
   std::map<std::string, std::int64_t> sweep_max_sizes;
 };
+
+/// How long the localisation of a quantised model's divergence may take when it was not asked for
+/// (ValidateOptions::localize): the cross-check localises it whenever an output exceeds the rounding of
+/// quantised kernels, so that the finding names the node.
+inline constexpr std::chrono::milliseconds kQuantizedLocalizeBudget{60'000};
 
 /// The inputs Validate's steps run on, made once per session: read from files where given, synthesised
 /// otherwise (PrepareInputs), at sizes found by running where the plan leaves them open (SettleSizes).
