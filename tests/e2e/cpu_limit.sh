@@ -4,9 +4,9 @@
 # within it, bench's report records it and notes when ONNX Runtime's default pool exceeds it. Needs
 # root and a writable cgroup cpu controller (v2 or v1); skips otherwise.
 source "$2/tests/support/e2e.sh"
-[ "$(id -u)" = 0 ] || { echo "SKIP: creating a cgroup needs root"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "creating a cgroup needs root"
 affinity="$(nproc)"  # the affinity mask's count
-[ "$affinity" -ge 2 ] || { echo "SKIP: needs two cores, to see a limit of half a core bind"; exit 77; }
+[ "$affinity" -ge 2 ] || skip "needs two cores, to see a limit of half a core bind"
 
 # new_cgroup DIR FILE VALUE: creates the cgroup DIR with VALUE in FILE (and sets cg), or leaves nothing.
 cg=""
@@ -22,7 +22,7 @@ else
     [ -d "$mount" ] && new_cgroup "$mount/ortkit-e2e-$$" cpu.cfs_quota_us 50000 && break
   done
 fi
-[ -n "$cg" ] || { echo "SKIP: cannot create a cgroup with a CPU quota here"; exit 77; }
+[ -n "$cg" ] || skip "cannot create a cgroup with a CPU quota here"
 server=""
 cleanup() {
   if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi

@@ -5,7 +5,7 @@
 # requirements (sweep.size-limit), never failures; unnamed dimensions are swept as axes of their own.
 source "$2/tests/support/e2e.sh"
 models="$src/.deps/realmodels"
-[ -f "$models/.complete" ] || { echo "SKIP: the real models are not fetched (scripts/setup.sh fetches them)"; exit 77; }
+[ -f "$models/.complete" ] || skip "the real models are not fetched (scripts/setup.sh fetches them)"
 need_python
 iris="$("$python" -c 'import onnxruntime.datasets as d; print(d.get_example("logreg_iris.onnx"))')"
 

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # ortkit serve end to end: the real executable on a free port, driven with curl. Every curl
 # example in docs/commands/serve.md is one of these.
-set -euo pipefail
-ortkit="$1"; src="$2"
-bin="$(dirname "$ortkit")"
-work="$(mktemp -d)"
+source "$2/tests/support/e2e.sh"
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err.txt" ] && tail -20 "$work/err.txt" >&2; exit 1; }
-command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+command -v curl >/dev/null || skip "curl not installed"
 
 "$bin/ortkit_make_model" demo-encoder "$work/encoder.onnx"
 cat >"$work/encoder.json" <<'JSON'

@@ -6,7 +6,7 @@
 # --http-workers and --http-busy-poll-us modes answering like the default one, and a drain that a
 # client which never closes cannot hold up.
 source "$2/tests/support/serve_e2e.sh"
-command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+command -v curl >/dev/null || skip "curl not installed"
 driver() { "$python" "$src/tests/python/serve_http_edges.py" "$@" --http "$http" --reference "$work/reference.json"; }
 
 # stop_server: SIGTERM, which must end the server with 0.

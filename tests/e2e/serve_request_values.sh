@@ -5,7 +5,7 @@
 # 65504 is refused; request parameters of the wrong type get the same message over both; NaN and the
 # infinities come back null in JSON and exact in binary tensor data (docs/serving.md).
 source "$2/tests/support/serve_e2e.sh"
-command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 77; }
+command -v curl >/dev/null || skip "curl not installed"
 models=()
 for type in uint8 int8 uint64 int32 float16; do
   "$bin/ortkit_make_model" from-text "$work/$type.onnx" <<TXT

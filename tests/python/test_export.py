@@ -1,6 +1,6 @@
 """Unit tests of the export companion (python/ortkit_export): argument parsing, --dynamic auto, and the
 folder an export writes (model.onnx, the two data sets with the framework's outputs, export.json).
-Run by tests/e2e/export_python.sh; uses a tiny real torch model and the real exporter."""
+Run by CTest as python.export (label python); uses a tiny real torch model and the real exporter."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-// Fixes found by running `ortkit validate` over ONNX's backend test cases (tests/e2e/conformance.sh,
+// Fixes found by running `ortkit validate` over ONNX's backend test cases (tests/cases/conformance.sh,
 // docs/conformance.md): each test rebuilds the situation of the failing case with a real session
 // and real test-case files, and the last ones load Debian's copy of the case itself when it is
 // installed.

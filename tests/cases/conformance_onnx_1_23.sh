@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e.conformance_onnx_1_23: conformance.sh over the backend test cases of ONNX 1.23.2 (node cases
+# cases.conformance_onnx_1_23: conformance.sh over the backend test cases of ONNX 1.23.2 (node cases
 # up to opset 28, the model cases, and the converted PyTorch cases: 2,027), which scripts/setup.sh
 # writes into .deps/onnx-testdata-1.23.2, against tests/data/conformance_expected_onnx_1_23.txt.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e.conformance: `ortkit validate MODEL --reference CASE --format json` over every ONNX backend test
+# cases.conformance: `ortkit validate MODEL --reference CASE --format json` over every ONNX backend test
 # case Debian ships in libonnx-testdata (node, pytorch-converted, pytorch-operator, simple: 1,072
 # cases, each model.onnx + test_data_set_N/{input,output}_K.pb), each outcome classified and compared
 # with tests/data/conformance_expected.txt. It fails on any difference, and on any crash or hang.
@@ -137,8 +137,8 @@ fi
 if [ "$mode" = --update ]; then
   {
     echo "# Expected outcome of \`ortkit validate MODEL --reference CASE --format json\` per case of ${data#"$src"/}:"
-    echo "# SET/CASE OUTCOME DETAIL (tests/e2e/conformance.sh explains them; docs/conformance.md diagnoses them)."
-    echo "# Written by: ORTKIT_CONFORMANCE_UPDATE=1 tests/e2e/$(basename "${CONFORMANCE_SCRIPT:-$0}") build/bin/ortkit ."
+    echo "# SET/CASE OUTCOME DETAIL (tests/cases/conformance.sh explains them; docs/conformance.md diagnoses them)."
+    echo "# Written by: ORTKIT_CONFORMANCE_UPDATE=1 tests/cases/$(basename "${CONFORMANCE_SCRIPT:-$0}") build/bin/ortkit ."
     cat "$results"
   } >"$expected"
   echo "wrote $expected"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e.testdata_sweep: the real `ortkit check --format json` (every layer, ONNX Runtime load included)
+# cases.testdata_sweep: the real `ortkit check --format json` (every layer, ONNX Runtime load included)
 # over every ONNX backend test model Debian ships in libonnx-testdata (node, pytorch-converted,
 # pytorch-operator, simple: 1,072 models). It fails when a model crashes ortkit (a signal, exit
 # code 2 or 3), hangs (over 60 s), or when an outcome differs from tests/data/testdata_sweep_expected.txt.
@@ -66,7 +66,7 @@ fi
 if [ "$mode" = --update ]; then
   {
     echo "# Expected outcome of \`ortkit check --format json\` per libonnx-testdata model: pass, or fail and"
-    echo "# the first error code. Written by: tests/e2e/testdata_sweep.sh build/bin/ortkit . --update"
+    echo "# the first error code. Written by: tests/cases/testdata_sweep.sh build/bin/ortkit . --update"
     cat "$results"
   } >"$expected"
   echo "wrote $expected"
