@@ -4,7 +4,10 @@
 # command's help still exit 0.
 source "$2/tests/support/e2e.sh"
 
-commands="export, inspect, check, run, validate, convert, fix, doctor, reduce, bench, serve, perf, env, explain"
+# The commands the main help lists, in its order: the message lists the same.
+expect_rc 0 "$ortkit" --help
+commands="$(sed -n '/^Subcommands:/,$p' "$work/out" | awk 'NR > 1 && NF { print $1 }' | paste -sd, - | sed 's/,/, /g')"
+[ -n "$commands" ] || fail "the main help lists no commands"
 for args in "frobnicate" "frobnicate --help" "frobnicate model.onnx --format json" "frobnicate -h"; do
   # shellcheck disable=SC2086
   expect_rc 2 "$ortkit" $args
