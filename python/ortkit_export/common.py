@@ -1,10 +1,9 @@
-"""What the PyTorch and TensorFlow paths share: warnings capture, output axes, the data sets and export.json."""
+"""What the PyTorch and TensorFlow paths share: warnings capture, output axes, the data sets."""
 
 import contextlib
 import linecache
 import logging
 import os
-import platform
 import sys
 import warnings
 
@@ -12,10 +11,8 @@ import numpy as np
 import onnx
 
 from . import testdata
-from ._version import __version__
 from .errors import ExportError, classify_warning
-
-FORMAT_VERSION = 1
+from .record import ArrayInfo, DataSetInfo, ExportWarning
 
 
 @contextlib.contextmanager
@@ -50,18 +47,18 @@ def _inside_framework(path):
 
 
 def finish_warnings(records):
-    """Deduplicated warnings, each with the source line it points at and its export.* code (or null)."""
+    """Deduplicated ExportWarnings, each with the source line it points at and its export.* code (or None)."""
     seen, result = set(), []
     for r in records:
         key = (r["category"], r["message"], r["file"], r["line"])
         if key in seen:
             continue
         seen.add(key)
-        entry = dict(r)
-        entry["source"] = linecache.getline(r["file"], r["line"]).strip() if r["file"] and r["line"] else ""
+        source = linecache.getline(r["file"], r["line"]).strip() if r["file"] and r["line"] else ""
         # A warning raised inside the framework's own code is about its internals, not a line the user can change.
-        entry["code"] = None if _inside_framework(r["file"]) else classify_warning(r["category"], r["message"])
-        result.append(entry)
+        code = None if _inside_framework(r["file"]) else classify_warning(r["category"], r["message"])
+        result.append(ExportWarning(category=r["category"], message=r["message"], file=r["file"], line=r["line"],
+                                    source=source, code=code))
     return result
 
 
@@ -91,26 +88,10 @@ def output_axes(outputs0, outputs1, dynamic, shapes0, shapes1):
     return result
 
 
-def base_record(framework, framework_version, exporter, exporter_version, opset, specs, dynamic):
-    return {
-        "format_version": FORMAT_VERSION,
-        "created_by": "ortkit_export " + __version__,
-        "framework": framework,
-        "framework_version": framework_version,
-        "exporter": exporter,
-        "exporter_version": exporter_version,
-        "onnx_version": onnx.__version__,
-        "python_version": platform.python_version(),
-        "opset": opset,
-        "inputs": [{"name": s.name, "dtype": s.dtype, "shape": list(s.shape)} for s in specs],
-        "dynamic_axes": {n: {str(a): s for a, s in sorted(axes.items())} for n, axes in dynamic.items()},
-        "command": sys.argv if sys.argv and sys.argv[0].endswith("__main__.py") else None,
-    }
-
-
 def write_data_sets(out, model_path, specs, data_sets):
     """Writes test_data_set_K for each (input arrays, [(output name, array)]) pair; inputs are matched to
-    the graph's inputs by name (an input the exporter dropped is left out and listed)."""
+    the graph's inputs by name (an input the exporter dropped is left out and listed).
+    Returns ([DataSetInfo], dropped input names, the graph's ModelProto, its output names)."""
     graph_inputs, graph_outputs, model = testdata.graph_io(model_path)
     dropped = [s.name for s in specs if s.name not in graph_inputs]
     described = []
@@ -128,9 +109,9 @@ def write_data_sets(out, model_path, specs, data_sets):
         named_outputs = [(g, np.asarray(a)) for g, (_, a) in zip(graph_outputs, outputs)]
         folder = os.path.join(out, f"test_data_set_{k}")
         testdata.write_data_set(folder, [(n, by_name[n]) for n in graph_inputs], named_outputs)
-        described.append({"folder": f"test_data_set_{k}",
-                          "inputs": {n: testdata.describe(by_name[n]) for n in graph_inputs},
-                          "outputs": {n: testdata.describe(a) for n, a in named_outputs}})
+        described.append(DataSetInfo(folder=f"test_data_set_{k}",
+                                     inputs={n: ArrayInfo.of(by_name[n]) for n in graph_inputs},
+                                     outputs={n: ArrayInfo.of(a) for n, a in named_outputs}))
     return described, dropped, model, graph_outputs
 
 
@@ -148,13 +129,6 @@ def check_model(model):
         return "passed"
     except Exception as e:  # the checker's verdict is information here; ortkit check reports it fully
         return f"failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-
-
-def write_error_record(out, record, error):
-    os.makedirs(out, exist_ok=True)
-    record = dict(record)
-    record["error"] = error.to_json()
-    testdata.write_export_json(out, record)
 
 
 def name_dynamic_dims(model_path, input_axes, output_axes):

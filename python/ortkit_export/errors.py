@@ -134,13 +134,7 @@ def specialized_axes(error):
     return [(int(k), int(a), int(v)) for v, k, a in _SPECIALIZED.findall(_ANSI.sub("", str(error)))]
 
 
-def translate_dynamo_error(error, opset):
-    """An ExportError for what torch.onnx.export(..., dynamo=True) raised, in that exporter's idiom."""
-    text = _ANSI.sub("", str(error)).strip()
-    summary = _SUMMARY.findall(text)
-    kind, detail = summary[0] if summary else (type(error).__name__, text.splitlines()[0] if text else "")
-    kind = kind.rpartition(".")[2]
-    where = _user_location(text)
+def _data_dependent_guard(text, kind, detail, where):
     if kind in ("GuardOnDataDependentSymNode", "UserError") and "data-dependent" in detail or \
             "data-dependent expression" in text:
         return ExportError(
@@ -149,53 +143,100 @@ def translate_dynamo_error(error, opset):
             "write the branch as torch.cond(pred, true_fn, false_fn, (x,)) or compute both sides and pick with "
             "torch.where; avoid .item(), float(), int() and bool() on tensors in forward(). (--exporter torchscript "
             "exports it but records only the branch the example took: wrong for other inputs)")
+    return None
+
+
+def _unknown_output_type(text, kind, detail, where):
     match = _NOT_KNOWN_TYPE.search(text)
-    if match:
-        cls = match.group(1).rpartition(".")[2]
-        cache = "Cache" in cls
-        fix = ("return tensors (a tuple or dict of them) from forward(); or register the class with "
-               "torch.utils._pytree.register_pytree_node so torch.export can flatten it")
-        if cache:
-            fix = ("export Transformers models with `ortkit export hf` (it flattens the cache into past_key_values.N.* "
-                   "inputs and present.N.* outputs); or call the model with use_cache=False; " + fix)
-        return ExportError("export.unsupported-output-type",
-                           f"the model's {match.group(2)} holds a {cls}, a type torch.export cannot flatten into tensors",
-                           fix)
-    if _SPECIALIZED.search(text):
-        lines = [m.group(0) for m in _SPECIALIZED.finditer(text)]
-        return ExportError("export.dim-specialized",
-                           "axes asked to be dynamic were fixed by the trace: " + "; ".join(lines),
-                           "use -1 or x.shape[k] in view/reshape and build tensors from the input's shape; or leave "
-                           "those axes static")
+    if not match:
+        return None
+    cls = match.group(1).rpartition(".")[2]
+    fix = ("return tensors (a tuple or dict of them) from forward(); or register the class with "
+           "torch.utils._pytree.register_pytree_node so torch.export can flatten it")
+    if "Cache" in cls:
+        fix = ("export Transformers models with `ortkit export hf` (it flattens the cache into past_key_values.N.* "
+               "inputs and present.N.* outputs); or call the model with use_cache=False; " + fix)
+    return ExportError("export.unsupported-output-type",
+                       f"the model's {match.group(2)} holds a {cls}, a type torch.export cannot flatten into tensors",
+                       fix)
+
+
+def _fixed_dynamic_axes(text, kind, detail, where):
+    if not _SPECIALIZED.search(text):
+        return None
+    lines = [m.group(0) for m in _SPECIALIZED.finditer(text)]
+    return ExportError("export.dim-specialized",
+                       "axes asked to be dynamic were fixed by the trace: " + "; ".join(lines),
+                       "use -1 or x.shape[k] in view/reshape and build tensors from the input's shape; or leave "
+                       "those axes static")
+
+
+def _no_translation(text, kind, detail, where):
     match = _NO_FUNCTION.search(text)
-    if match:
-        op = f"{match.group(1).replace('aten.', 'aten::')}"
-        return ExportError(
-            "export.unsupported-operator",
-            f"PyTorch's exporter has no ONNX translation for {op} (torch.ops.{match.group(1)}.{match.group(2)}), at any opset",
-            f"replace {op} in the model with operators that export; or give a translation written in onnxscript: "
-            f"torch.onnx.export(..., custom_translation_table={{torch.ops.{match.group(1)}.{match.group(2)}: fn}}); "
-            "or try --exporter torchscript")
-    if kind == "NotImplementedError" and "step 3/3" in text:
-        return ExportError("export.unsupported-operator",
-                           f"PyTorch's exporter cannot translate this use of an operator: {detail}",
-                           "change the call's arguments as the message says (e.g. give histc explicit min and max), or "
-                           "give a translation through custom_translation_table")
-    if "step 2/3" in text:
-        return ExportError("export.decomposition-failed",
-                           f"PyTorch's exporter captured the graph but failed to decompose it (step 2/3): {kind}: {detail}",
-                           "export with --exporter torchscript (the tracer does not decompose), or upgrade PyTorch; "
-                           "if the model reshapes a non-contiguous tensor with view(), use reshape() or .contiguous()")
-    if "When dynamic_shapes" in text or "When `dynamic_shapes`" in text or "dynamic_shapes" in detail:
-        return ExportError("export.dynamic-shapes-mismatch",
-                           f"torch.export cannot match the dynamic axes to forward()'s parameters{where}: {detail}",
-                           "give forward() one named parameter per input (forward(self, *args) and **kwargs are one "
-                           "parameter each to torch.export): wrap the model, e.g. def forward(self, a, b): return "
-                           "self.model(a, b); dynamic_shapes must then have one entry per parameter, in order. Or "
-                           "--exporter torchscript (dynamic_axes go by input name)")
+    if not match:
+        return None
+    op = f"{match.group(1).replace('aten.', 'aten::')}"
+    return ExportError(
+        "export.unsupported-operator",
+        f"PyTorch's exporter has no ONNX translation for {op} (torch.ops.{match.group(1)}.{match.group(2)}), at any opset",
+        f"replace {op} in the model with operators that export; or give a translation written in onnxscript: "
+        f"torch.onnx.export(..., custom_translation_table={{torch.ops.{match.group(1)}.{match.group(2)}: fn}}); "
+        "or try --exporter torchscript")
+
+
+def _untranslatable_use(text, kind, detail, where):
+    if kind != "NotImplementedError" or "step 3/3" not in text:
+        return None
+    return ExportError("export.unsupported-operator",
+                       f"PyTorch's exporter cannot translate this use of an operator: {detail}",
+                       "change the call's arguments as the message says (e.g. give histc explicit min and max), or "
+                       "give a translation through custom_translation_table")
+
+
+def _decomposition_failed(text, kind, detail, where):
+    if "step 2/3" not in text:
+        return None
+    return ExportError("export.decomposition-failed",
+                       f"PyTorch's exporter captured the graph but failed to decompose it (step 2/3): {kind}: {detail}",
+                       "export with --exporter torchscript (the tracer does not decompose), or upgrade PyTorch; "
+                       "if the model reshapes a non-contiguous tensor with view(), use reshape() or .contiguous()")
+
+
+def _dynamic_shapes_mismatch(text, kind, detail, where):
+    if "When dynamic_shapes" not in text and "When `dynamic_shapes`" not in text and "dynamic_shapes" not in detail:
+        return None
+    return ExportError("export.dynamic-shapes-mismatch",
+                       f"torch.export cannot match the dynamic axes to forward()'s parameters{where}: {detail}",
+                       "give forward() one named parameter per input (forward(self, *args) and **kwargs are one "
+                       "parameter each to torch.export): wrap the model, e.g. def forward(self, a, b): return "
+                       "self.model(a, b); dynamic_shapes must then have one entry per parameter, in order. Or "
+                       "--exporter torchscript (dynamic_axes go by input name)")
+
+
+def _failed_at_step(text, kind, detail, where):
     step = re.search(r"step (\d)/3", text)
     stage = {"1": "capturing the graph (torch.export, step 1/3)", "2": "decomposing the graph (step 2/3)",
              "3": "translating to ONNX (step 3/3)"}.get(step.group(1) if step else "", "exporting")
     return ExportError("export.failed", f"PyTorch's exporter failed while {stage}{where}: {kind}: {detail}",
                        "rewrite the construct the message names; --exporter torchscript may export it (check the result "
                        "with ortkit doctor)")
+
+
+# What each failure of the torch.export-based exporter is, tried in order: (text, kind, detail, where) ->
+# ExportError, or None when the rule does not apply; the first that applies wins.
+_DYNAMO_RULES = (_data_dependent_guard, _unknown_output_type, _fixed_dynamic_axes, _no_translation,
+                 _untranslatable_use, _decomposition_failed, _dynamic_shapes_mismatch)
+
+
+def translate_dynamo_error(error, opset):
+    """An ExportError for what torch.onnx.export(..., dynamo=True) raised, in that exporter's idiom."""
+    text = _ANSI.sub("", str(error)).strip()
+    summary = _SUMMARY.findall(text)
+    kind, detail = summary[0] if summary else (type(error).__name__, text.splitlines()[0] if text else "")
+    kind = kind.rpartition(".")[2]
+    where = _user_location(text)
+    for rule in _DYNAMO_RULES:
+        translated = rule(text, kind, detail, where)
+        if translated is not None:
+            return translated
+    return _failed_at_step(text, kind, detail, where)

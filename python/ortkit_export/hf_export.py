@@ -6,6 +6,7 @@ import inspect
 import os
 
 from .errors import ExportError
+from .record import HfSource
 from .torch_export import export_torch
 
 # Model types whose graph torch.export (PyTorch 2.15) captures but fails to decompose (step 2/3): the TorchScript
@@ -274,23 +275,28 @@ def _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, with
     return [first, with_past]
 
 
-def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=None, seed=0):
-    """Exports the Transformers model in `checkpoint` (a local folder) for `task` to `out`, with references.
-    Sequence-to-sequence tasks write two export folders, OUT/encoder and OUT/decoder.
-    Returns the export.json record (a list of them for two folders)."""
+def _check_arguments(checkpoint, task):
     if task not in TASKS:
         raise ExportError("export.bad-arguments", f"--task '{task}': expected one of {', '.join(TASKS)}",
                           "choose the task the checkpoint was trained for")
     if not os.path.isfile(os.path.join(checkpoint, "config.json")):
         raise ExportError("export.bad-module", f"'{checkpoint}' has no config.json: not a Transformers checkpoint folder",
                           "pass the folder save_pretrained() wrote (config.json and the weights); nothing is downloaded")
+
+
+def _import():
     try:
         import torch
         import transformers
     except ImportError as e:
         raise ExportError("export.framework-missing", f"Transformers or PyTorch cannot be imported: {e}",
                           "run scripts/setup.sh (it installs the pinned versions into .deps/python)") from e
-    auto_class, output_names, kind = TASKS[task]
+    return torch, transformers
+
+
+def _load(transformers, checkpoint, task):
+    """(config, model): the checkpoint loaded with the task's Auto class, from the folder only."""
+    auto_class = TASKS[task][0]
     try:
         config = transformers.AutoConfig.from_pretrained(checkpoint, local_files_only=True)
         model = getattr(transformers, auto_class).from_pretrained(checkpoint, local_files_only=True)
@@ -298,42 +304,65 @@ def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=N
         raise ExportError("export.bad-module", f"Transformers cannot load '{checkpoint}' as {auto_class}: "
                           f"{type(e).__name__}: {str(e).splitlines()[0]}",
                           f"check that the checkpoint's architecture fits --task {task}") from e
-    parameters = inspect.signature(model.forward).parameters
+    return config, model
+
+
+def _plain_options(model):
+    """The keyword arguments of a plain forward() call: a dict back, and no cache (an object no exporter can write
+    as outputs)."""
     extra = {"return_dict": True}
-    if "use_cache" in parameters:
-        extra["use_cache"] = False  # the cache is an object no exporter can write as outputs
+    if "use_cache" in inspect.signature(model.forward).parameters:
+        extra["use_cache"] = False
+    return extra
+
+
+def _route(names, outputs):
+    return f"ortkit wrapper ({', '.join(names)} in by name, {', '.join(outputs[:3])}" + \
+        (" ..." if len(outputs) > 3 else "") + " out) + torch.onnx.export"
+
+
+def _export_choosing_exporter(export, source, model_type, exporter):
+    """export(exporter)'s record, with the TorchScript exporter where torch.export is known to fail (or, when no
+    exporter was asked for, has just failed) to decompose the model; the route in `source` says which."""
+    if exporter is None and model_type in TORCHSCRIPT_FIRST:
+        source.route += f" with the TorchScript exporter: torch.export fails to decompose {model_type} models"
+        return export("torchscript")
+    try:
+        return export(exporter)
+    except ExportError as error:
+        # T5 on Transformers 5 fails torch.export's decomposition; the tracer exports it correctly
+        # (the wrapper passes inputs by name, so TorchScript's positional clash does not arise).
+        if exporter is not None or error.code != "export.decomposition-failed":
+            raise
+        source.route += (" with the TorchScript exporter: the default one failed to decompose "
+                         f"the graph ({error.message})")
+        return export("torchscript")
+
+
+def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=None, seed=0):
+    """Exports the Transformers model in `checkpoint` (a local folder) for `task` to `out`, with references.
+    Sequence-to-sequence tasks write two export folders, OUT/encoder and OUT/decoder.
+    Returns the export.json record (a list of them for two folders)."""
+    _check_arguments(checkpoint, task)
+    torch, transformers = _import()
+    _, output_names, kind = TASKS[task]
+    config, model = _load(transformers, checkpoint, task)
+    extra = _plain_options(model)
     records = []
     for part in _parts(kind, config, model, batch, seq_len, seed):
         names = [spec.split(":")[0] for spec in part.specs]
         outputs = part.outputs or output_names
         wrapped = _wrapper(torch, model, names, part.call or _plain_call(outputs, extra))
-        route = f"ortkit wrapper ({', '.join(names)} in by name, {', '.join(outputs[:3])}" + \
-            (" ..." if len(outputs) > 3 else "") + " out) + torch.onnx.export"
-        record_extra = {"hf": {"checkpoint": os.path.abspath(checkpoint), "task": task, "part": part.folder,
-                               "model_type": config.model_type, "architecture": type(model).__name__,
-                               "transformers_version": transformers.__version__, "route": route},
-                        "dim_limits": part.dim_limits, "dim_sums": part.dim_sums}
-        target = os.path.join(out, part.folder) if part.folder else out
+        source = HfSource(checkpoint=os.path.abspath(checkpoint), task=task, part=part.folder,
+                          model_type=config.model_type, architecture=type(model).__name__,
+                          transformers_version=transformers.__version__, route=_route(names, outputs))
 
-        def export(with_exporter):
-            return export_torch(wrapped, part.specs, target, dynamic=part.dynamic, sequence_axis=part.sequence_axis,
-                                opset=opset, output_names=outputs, seed=seed, data_sets=part.data_sets,
+        def export(with_exporter, part=part, wrapped=wrapped, outputs=outputs, source=source):
+            return export_torch(wrapped, part.specs, os.path.join(out, part.folder) if part.folder else out,
+                                dynamic=part.dynamic, sequence_axis=part.sequence_axis, opset=opset,
+                                output_names=outputs, seed=seed, data_sets=part.data_sets,
                                 module_ref=os.path.abspath(checkpoint), exporter=with_exporter,
-                                record_extra=record_extra)
+                                record_extra={"hf": source, "dim_limits": part.dim_limits, "dim_sums": part.dim_sums})
 
-        if exporter is None and config.model_type in TORCHSCRIPT_FIRST:
-            record_extra["hf"]["route"] += (f" with the TorchScript exporter: torch.export fails to decompose "
-                                            f"{config.model_type} models")
-            records.append(export("torchscript"))
-            continue
-        try:
-            records.append(export(exporter))
-        except ExportError as error:
-            # T5 on Transformers 5 fails torch.export's decomposition; the tracer exports it correctly
-            # (the wrapper passes inputs by name, so TorchScript's positional clash does not arise).
-            if exporter is not None or error.code != "export.decomposition-failed":
-                raise
-            record_extra["hf"]["route"] += (" with the TorchScript exporter: the default one failed to decompose "
-                                            f"the graph ({error.message})")
-            records.append(export("torchscript"))
+        records.append(_export_choosing_exporter(export, source, config.model_type, exporter))
     return records[0] if len(records) == 1 else records

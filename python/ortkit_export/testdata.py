@@ -1,6 +1,5 @@
 """The reference folder layout ONNX's test data uses and ortkit reads (tensor/test_case.h)."""
 
-import json
 import os
 
 import numpy as np
@@ -24,15 +23,3 @@ def write_data_set(folder, named_inputs, named_outputs):
             proto = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
             with open(os.path.join(folder, f"{prefix}_{k}.pb"), "wb") as f:
                 f.write(proto.SerializeToString())
-
-
-def describe(array):
-    return {"dtype": str(array.dtype), "shape": list(array.shape)}
-
-
-def write_export_json(out, record):
-    path = os.path.join(out, "export.json")
-    with open(path, "w") as f:
-        json.dump(record, f, indent=2, sort_keys=False)
-        f.write("\n")
-    return path

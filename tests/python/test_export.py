@@ -1,7 +1,10 @@
-"""Unit tests of the export companion (python/ortkit_export): argument parsing, --dynamic auto, and the
-folder an export writes (model.onnx, the two data sets with the framework's outputs, export.json).
-Run by CTest as python.export (label python); uses a tiny real torch model and the real exporter."""
+"""Unit tests of the export companion (python/ortkit_export): argument parsing, --dynamic auto, the folder an
+export writes (model.onnx, the two data sets with the framework's outputs, export.json), and export.json against
+its schema (docs/schema/export.schema.json; tests/unit/export_record_test.cpp holds the C++ reader to the same
+schema). Run by CTest as python.export (label python); uses tiny real torch and Keras models and the real
+exporters."""
 
+import dataclasses
 import json
 import os
 import sys
@@ -10,11 +13,69 @@ import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 from ortkit_export import ExportError, cli, parse_dynamic, parse_inputs  # noqa: E402
+from ortkit_export import record as export_record  # noqa: E402
 from ortkit_export.errors import classify_warning, specialized_axes, translate_dynamo_error, translate_torch_error  # noqa: E402
 from ortkit_export.spec import second_shapes, synthesize  # noqa: E402
+
+SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "export.schema.json")
+
+# The JSON Schema keywords schema_errors() checks; the schema may use no others (annotations aside), so that
+# nothing it says goes unchecked. jsonschema is not among the pinned packages.
+CHECKED_KEYWORDS = {"type", "enum", "const", "minimum", "required", "properties", "additionalProperties", "items",
+                    "$ref", "allOf", "if", "then", "else"}
+ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description"}
+
+
+def _has_type(value, name):
+    if name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, {"string": str, "boolean": bool, "null": type(None), "array": list, "object": dict}[name])
+
+
+def schema_errors(value, schema, root=None, where="$"):
+    """What in `value` the schema refuses, one line each (empty: valid), for the keywords in CHECKED_KEYWORDS."""
+    root = schema if root is None else root
+    if isinstance(schema, bool):
+        return [] if schema else [f"{where} is not allowed here"]
+    errors = []
+    if "$ref" in schema:
+        errors += schema_errors(value, root["$defs"][schema["$ref"].removeprefix("#/$defs/")], root, where)
+    for part in schema.get("allOf", []):
+        errors += schema_errors(value, part, root, where)
+    if "if" in schema:
+        branch = schema.get("else" if schema_errors(value, schema["if"], root, where) else "then", True)
+        errors += schema_errors(value, branch, root, where)
+    types = schema.get("type", [])
+    if types and not any(_has_type(value, t) for t in ([types] if isinstance(types, str) else types)):
+        errors.append(f"{where} = {value!r} is not of type {types}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{where} = {value!r} is not one of {schema['enum']}")
+    if "const" in schema and (value != schema["const"] or type(value) is not type(schema["const"])):
+        errors.append(f"{where} = {value!r} is not {schema['const']!r}")
+    if "minimum" in schema and _has_type(value, "number") and value < schema["minimum"]:
+        errors.append(f"{where} = {value!r} is below {schema['minimum']}")
+    if isinstance(value, dict):
+        errors += [f"{where} lacks '{key}'" for key in schema.get("required", []) if key not in value]
+        for key, item in value.items():
+            if key in schema.get("properties", {}):
+                errors += schema_errors(item, schema["properties"][key], root, f"{where}.{key}")
+            elif "additionalProperties" in schema:
+                errors += schema_errors(item, schema["additionalProperties"], root, f"{where}.{key}")
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], root, f"{where}[{i}]")
+    return errors
+
+
+def load_schema():
+    with open(SCHEMA_PATH) as f:
+        return json.load(f)
 
 MODULE = """
 import torch
@@ -185,6 +246,113 @@ class PackageLayers(unittest.TestCase):
         self.assertNotIn("__init__", set().union(*edges.values()), "a module reads the package's __init__")
 
 
+def schema_keywords(schema):
+    """Every keyword `schema` uses, in its subschemas too (property names are not keywords)."""
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key in ("additionalProperties", "items", "if", "then", "else"):
+        found |= schema_keywords(schema.get(key))
+    for sub in list(schema.get("properties", {}).values()) + list(schema.get("$defs", {}).values()) + \
+            schema.get("allOf", []):
+        found |= schema_keywords(sub)
+    return found
+
+
+def finished_record():
+    """A record of a finished `export hf` built in memory, every field set: what each dataclass writes."""
+    from ortkit_export.record import (ArrayInfo, DataSetInfo, ExportRecord, ExportWarning, HfSource, TensorInfo)
+
+    specs = parse_inputs(["input_ids:int64[2,16]=0..100", "attention_mask:int64[2,16]"])
+    record = ExportRecord.start("torch", "2.15.0", "torch.onnx.export (torch.export)", "2.15.0", None, specs,
+                                {"input_ids": {0: "batch", 1: "seq_len"}}, exporter_kind="dynamo",
+                                opset_requested=None, module="/ckpt", module_was_training=False, training=False,
+                                eval_enforced=True, constant_folding=True)
+    record.update({"hf": HfSource(checkpoint="/ckpt", task="feature-extraction", part=None, model_type="bert",
+                                  architecture="BertModel", transformers_version="5.24.0", route="ortkit wrapper"),
+                   "dim_limits": {"seq_len": 64}, "dim_sums": {"total_len": ["past_len", "seq_len"]}})
+    record.external_data = False
+    record.second_data_set_error = "RuntimeError at {'x': [3, 24]}: shape mismatch"
+    record.output_dynamic_axes = {"last_hidden_state": {"0": "batch"}}
+    record.warnings = [
+        ExportWarning(category="TracerWarning", message="Converting a tensor to a Python boolean", file="m.py", line=3,
+                      source="if x:", code="export.traced-branch"),
+        ExportWarning(category="", message="fixed", file="m.py", line=1, source="", code="export.dim-specialized",
+                      fix="use -1", input="input_ids", axis=0, value=2)]
+    array = ArrayInfo(dtype="int64", shape=[2, 16])
+    record.data_sets = [DataSetInfo(folder="test_data_set_0", inputs={"input_ids": array}, outputs={"y": array})]
+    record.inputs_dropped = ["attention_mask"]
+    record.onnx_checker = "passed"
+    record.opset = 20
+    record.outputs = [TensorInfo(name="last_hidden_state", dtype="float32", shape=[2, 16, 8])]
+    return record
+
+
+class RecordSchema(unittest.TestCase):
+    """export.json is what docs/schema/export.schema.json says, field for field with the dataclasses that write it."""
+
+    def setUp(self):
+        self.schema = load_schema()
+
+    def test_the_schema_uses_only_keywords_the_check_checks(self):
+        self.assertEqual(schema_keywords(self.schema) - CHECKED_KEYWORDS - ANNOTATIONS, set())
+
+    def test_each_dataclass_writes_the_fields_its_schema_names(self):
+        r = export_record
+        defs = self.schema["$defs"]
+        for cls, schema in [(r.ExportRecord, self.schema), (r.ExportWarning, defs["warning"]),
+                            (r.ExportFailure, defs["error"]), (r.HfSource, defs["hf"]), (r.TensorInfo, defs["tensor"]),
+                            (r.ArrayInfo, defs["array"]), (r.DataSetInfo, defs["data_set"])]:
+            fields = dataclasses.fields(cls)
+            self.assertEqual([f.name for f in fields], list(schema["properties"]), cls.__name__)
+            # Always written: the fields that are never ABSENT; the schema requires exactly those.
+            always = [f.name for f in fields if f.default is not r.ABSENT]
+            self.assertEqual(sorted(always), sorted(schema["required"]), cls.__name__)
+            self.assertIs(schema["additionalProperties"], False, cls.__name__)
+
+    def test_a_record_with_every_field_set_is_valid(self):
+        record = finished_record()
+        self.assertEqual(schema_errors(record.to_json(), self.schema), [])
+        self.assertEqual(set(record.to_json()), set(self.schema["properties"]) - {"error"})
+
+    def test_absent_fields_are_left_out_and_none_is_null(self):
+        from ortkit_export.record import ExportRecord
+
+        record = ExportRecord.start("tensorflow", "2.21.0", "tf2onnx (keras)", "1.17.0", 17, parse_inputs("x:float32[2]"),
+                                    {}, module=None, training=False, eval_enforced=True)
+        written = record.to_json()
+        self.assertIsNone(written["module"])
+        self.assertNotIn("warnings", written)
+        self.assertNotIn("opset_requested", written)
+        # Unfinished and without an error it is not a record the companion writes; with the error it is.
+        self.assertIn("$ lacks 'outputs'", schema_errors(written, self.schema))
+        record.error = export_record.ExportFailure(code="export.bad-inputs", message="m", fix="f")
+        self.assertEqual(schema_errors(record.to_json(), self.schema), [])
+        with self.assertRaises(TypeError):
+            record.update({"opset_wanted": 17})
+
+    def test_the_check_refuses_what_the_schema_refuses(self):
+        good = finished_record().to_json()
+        breakages = {
+            "an unknown field": lambda r: r.update(opset_wanted=17),
+            "a required field missing": lambda r: r.pop("framework_version"),
+            "a field of another type": lambda r: r.update(opset="17"),
+            "an unknown framework": lambda r: r.update(framework="jax"),
+            "a PyTorch field in a TensorFlow record": lambda r: r.update(framework="tensorflow"),
+            "a PyTorch record without its exporter": lambda r: r.pop("exporter_kind"),
+            "a warning with an unknown field": lambda r: r["warnings"][0].update(severity="warning"),
+            "a warning without its code": lambda r: r["warnings"][1].pop("code"),
+            "a data set's array without a shape": lambda r: r["data_sets"][0]["inputs"]["input_ids"].pop("shape"),
+            "a negative dimension": lambda r: r["outputs"][0]["shape"].append(-1),
+            "an error without its fix": lambda r: r.update(error={"code": "export.failed", "message": "m"}),
+            "an hf record without its part": lambda r: r["hf"].pop("part"),
+        }
+        for name, breakage in breakages.items():
+            broken = json.loads(json.dumps(good))
+            breakage(broken)
+            self.assertNotEqual(schema_errors(broken, self.schema), [], name)
+
+
 class Command(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -195,6 +363,13 @@ class Command(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def read_record(self, folder):
+        """folder/export.json, checked against the schema."""
+        with open(os.path.join(folder, "export.json")) as f:
+            record = json.load(f)
+        self.assertEqual(schema_errors(record, load_schema()), [], folder)
+        return record
+
     def test_export_writes_model_references_and_record(self):
         out = os.path.join(self.tmp.name, "out")
         rc = cli.main(["torch", "--module", f"{self.module}:build", "--inputs", "x:float32[2,8]", "mask:float32[2]",
@@ -203,8 +378,7 @@ class Command(unittest.TestCase):
         for path in ["model.onnx", "test_data_set_0/input_0.pb", "test_data_set_0/input_1.pb", "test_data_set_0/output_0.pb",
                      "test_data_set_1/output_0.pb", "export.json"]:
             self.assertTrue(os.path.isfile(os.path.join(out, path)), path)
-        with open(os.path.join(out, "export.json")) as f:
-            record = json.load(f)
+        record = self.read_record(out)
         self.assertEqual(record["framework"], "torch")
         # The installed PyTorch's default exporter (torch.export-based from 2.9) at its own opset, weights inline.
         self.assertEqual(record["exporter_kind"], "dynamo")
@@ -238,8 +412,7 @@ class Command(unittest.TestCase):
         rc = cli.main(["torch", "--module", f"{self.module}:build", "--inputs", "x:float32[2,8]", "mask:float32[2]",
                        "--dynamic", "auto", "--exporter", "torchscript", "--opset", "17", "--out", out])
         self.assertEqual(rc, 0)
-        with open(os.path.join(out, "export.json")) as f:
-            record = json.load(f)
+        record = self.read_record(out)
         self.assertEqual((record["exporter_kind"], record["opset"], record["opset_requested"]), ("torchscript", 17, 17))
         self.assertEqual([w for w in record["warnings"] if w.get("code")], [])
 
@@ -248,8 +421,7 @@ class Command(unittest.TestCase):
         rc = cli.main(["torch", "--module", f"{self.module}:fixed", "--inputs", "x:float32[2,8]", "mask:float32[2]",
                        "--dynamic", "auto", "--out", out])
         self.assertEqual(rc, 0)
-        with open(os.path.join(out, "export.json")) as f:
-            record = json.load(f)
+        record = self.read_record(out)
         found = [w for w in record["warnings"] if w.get("code") == "export.dim-specialized"]
         self.assertEqual(sorted((w["input"], w["axis"], w["value"]) for w in found), [("mask", 0, 2), ("x", 0, 2)])
         self.assertTrue(all(w["fix"] and "fixes it to 2" in w["message"] for w in found), found)
@@ -275,6 +447,39 @@ class Command(unittest.TestCase):
                 rc = cli.main(["--format", "json"] + argv)
             self.assertEqual(rc, want_rc, argv)
             self.assertEqual(json.loads(stdout.getvalue())["error"]["code"], code, argv)
+            if code == "export.bad-inputs":  # failed once the record was begun: written with the error
+                self.assertEqual(self.read_record(out)["error"]["code"], code)
+
+    def test_keras_export_record(self):
+        import keras
+
+        from ortkit_export import export_tf
+
+        features = keras.Input((8,), name="features")
+        model = keras.Model(features, keras.layers.Dense(3, name="scores")(features))
+        out = os.path.join(self.tmp.name, "keras")
+        returned = export_tf(model, None, out, module_ref="inline")
+        record = self.read_record(out)
+        self.assertEqual(returned, record)
+        self.assertEqual((record["framework"], record["exporter"], record["module"]), ("tensorflow", "tf2onnx (keras)", "inline"))
+        self.assertEqual(record["dynamic_axes"], {"features": {"0": "batch"}})
+        self.assertNotIn("exporter_kind", record)
+
+    def test_hf_export_record(self):
+        import transformers
+
+        from ortkit_export.hf_export import export_hf
+
+        checkpoint = os.path.join(self.tmp.name, "bert")
+        config = transformers.BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                         intermediate_size=16, max_position_embeddings=64)
+        transformers.BertModel(config).save_pretrained(checkpoint)
+        out = os.path.join(self.tmp.name, "hf")
+        returned = export_hf(checkpoint, "feature-extraction", out)
+        record = self.read_record(out)
+        self.assertEqual(returned, record)
+        self.assertEqual((record["hf"]["task"], record["hf"]["part"], record["dim_limits"]),
+                         ("feature-extraction", None, {"seq_len": 64}))
 
 
 if __name__ == "__main__":
