@@ -97,7 +97,8 @@ expect_msg "recommended:"; expect_msg "serving configuration written to"
 python3 - "$work/serving.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-assert set(c) == {"name", "instances", "session", "batching", "warmup", "tuning"}, set(c)
+assert set(c) == {"name", "version_policy", "instances", "session", "batching", "warmup", "tuning"}, set(c)
+assert c["version_policy"] == {"latest": {"num_versions": 1}}, c["version_policy"]
 assert c["name"] == "encoder" and c["instances"] >= 1
 assert set(c["session"]) == {"provider", "intra_op_threads", "inter_op_threads", "execution_mode", "optimization_level"}
 assert set(c["batching"]) == {"enabled", "max_batch_size", "max_queue_delay_us", "preferred_batch_sizes", "max_queue_size", "timeout_us", "priority_levels"}
@@ -137,8 +138,8 @@ expect_rc 2 "$ortkit" bench "$enc" --dim seq_len=16,0;         expect_msg "size 
 expect_rc 2 "$ortkit" bench "$enc" --intra-threads 0;          expect_msg "--intra-threads 0: a thread count must be between 1 and 1024"
 expect_rc 2 "$ortkit" bench "$enc" --inter-threads 100000;     expect_msg "--inter-threads 100000"
 expect_rc 2 "$ortkit" bench "$enc" --concurrency 0;            expect_msg "--concurrency 0"
-expect_rc 2 "$ortkit" bench "$enc" --duration 0;               expect_msg "--duration 0: a duration must be greater than zero"
-expect_rc 2 "$ortkit" bench "$enc" --duration soon;            expect_msg "not a duration"
+expect_rc 2 "$ortkit" bench "$enc" --duration 0;               expect_msg "--duration '0': expected a duration from 0.001 s"
+expect_rc 2 "$ortkit" bench "$enc" --duration soon;            expect_msg "expected a duration"
 expect_rc 2 "$ortkit" bench "$enc" --iterations 0;             expect_msg "--iterations 0"
 expect_rc 2 "$ortkit" bench "$enc" --plot /nonexistent/dir/p.svg; expect_msg "--plot /nonexistent/dir/p.svg: cannot write there (no such directory)"
 expect_rc 2 "$ortkit" bench "$enc" --tune --latency-budget 50ms --write-config /nonexistent/c.json; expect_msg "--write-config"

@@ -91,9 +91,9 @@ echo "== NaN or infinite tolerances are refused, never a pass"
 for flags in "--atol nan" "--rtol nan" "--atol inf" "--per-output y:nan:nan" "--per-output y:1e-3:-1"; do
   # shellcheck disable=SC2086
   expect_rc 2 "$ortkit" validate "$f/relu16.onnx" --reference "$f/reference_bad.npz" $flags
-  expect_msg "a tolerance must be a finite number >= 0"
+  expect_msg "finite number"
 done
 expect_rc 2 "$ortkit" doctor "$f/relu16.onnx" --reference "$f/reference_bad.npz" --atol nan
-expect_msg "a tolerance must be a finite number >= 0"
+expect_msg "finite number"
 expect_rc 1 "$ortkit" validate "$f/relu16.onnx" --reference "$f/reference_bad.npz" --atol 1e-3
 echo "PASS: hostile files and flags"

@@ -104,7 +104,7 @@ expect_msg "no pass 'int9'; the passes are fuse, int8-dynamic"
 expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --max-drop cosine=0.999
 expect_msg "for a floor of 0.999 write cosine=0.001"
 expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/perceptron.onnx"
-expect_msg "is the model being optimized"
+expect_msg "which this command reads"
 expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx"
 expect_msg "--out FILE is required"
 expect_rc 2 "$ortkit" optimize "$work/missing.onnx" --out "$work/x.onnx"

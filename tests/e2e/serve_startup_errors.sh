@@ -23,15 +23,15 @@ serve() { timeout 60 "$ortkit" serve "$@"; }
 echo "== port flags outside 0..65535: exit 2 naming the flag and the range"
 for value in -1 65536 99999; do
   expect_rc 2 serve "${model[@]}" --http-port "$value"
-  expect_msg "^--http-port: $value is not a port: give 0 to 65535 (0: a free one)$"
+  expect_msg "^ortkit serve: --http-port: $value is not a port: give 0 to 65535 (0: a free one) (ortkit serve --help"
 done
 for value in -5 65536 99999; do
   expect_rc 2 serve "${model[@]}" --grpc-port "$value"
-  expect_msg "^--grpc-port: $value is not a port: give 0 to 65535 (0: a free one) or -1 (no gRPC)$"
+  expect_msg "^ortkit serve: --grpc-port: $value is not a port: give 0 to 65535 (0: a free one) or -1 (no gRPC) (ortkit"
 done
 for value in -2 65537; do
   expect_rc 2 serve "${model[@]}" --metrics-port "$value"
-  expect_msg "^--metrics-port: $value is not a port: give 0 to 65535 (0: a free one) or -1 (/metrics on the HTTP port only)$"
+  expect_msg "^ortkit serve: --metrics-port: $value is not a port: give 0 to 65535 (0: a free one) or -1 (/metrics on the HTTP port only) (ortkit"
 done
 expect_rc 2 serve "${model[@]}" --http-port 18000 --grpc-port 18000
 expect_msg "--http-port and --grpc-port are both 18000: give each its own port"

@@ -14,6 +14,11 @@ FOLDER/linked/model.onnx    a weight in linked/w.bin, a symbolic link to a file 
 FOLDER/passwd/model.onnx    a weight whose external data location is /etc/passwd
 FOLDER/outside.bin          the file linked/w.bin points at
 FOLDER/deep.onnx            a model whose If branches nest 2000 graphs deep
+FOLDER/twin_outputs.onnx    outputs 'a/b', 'a_b', 'a:b', '..' and a name of 300 characters: one file name for all
+FOLDER/escapes.onnx         terminal escapes in every name a command prints: model, graph, node, input, output,
+                            metadata (ESC[2J, an OSC 8 hyperlink, a carriage return, BEL, a C1 CSI, U+202E), and
+                            a training-mode Dropout, so that check names the node in a finding
+FOLDER/escapes_dir[ESC]/... the same model in a folder whose name holds ESC[2J
 """
 
 import os
@@ -97,6 +102,34 @@ def deep_model(path, depth):
         f.write(model)
 
 
+# What a hostile name holds: clear the screen, a hyperlink, a carriage return over the line, the bell,
+# a C1 CSI (U+009B) and a right-to-left override.
+ESCAPES = "\x1b[2J\x1b]8;;http://evil.example/\x07link\x1b]8;;\x07\rHEALTHY\x07\u009b31m\u202e"
+
+
+def twin_outputs_model(path):
+    names = ["a/b", "a_b", "a:b", "..", "n" * 300]
+    nodes = [helper.make_node("Identity", ["x"], [name]) for name in names]
+    graph = helper.make_graph(nodes, "twins", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in names])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+
+def escapes_model(path):
+    e = ESCAPES
+    ratio = helper.make_tensor("ratio" + e, TensorProto.FLOAT, [], [0.5])
+    training = helper.make_tensor("training" + e, TensorProto.BOOL, [], [True])
+    nodes = [helper.make_node("Dropout", ["x" + e, "ratio" + e, "training" + e], ["y" + e], name="dropout" + e),
+             helper.make_node("Relu", ["y" + e], ["out" + e], name="relu" + e)]
+    graph = helper.make_graph(nodes, "graph" + e, [helper.make_tensor_value_info("x" + e, TensorProto.FLOAT, ["b" + e, 4])],
+                              [helper.make_tensor_value_info("out" + e, TensorProto.FLOAT, ["b" + e, 4])],
+                              [ratio, training])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8,
+                              producer_name="producer" + e, producer_version="1" + e, doc_string="doc" + e)
+    helper.set_model_props(model, {"key" + e: "value" + e})
+    onnx.save(model, path)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -113,6 +146,10 @@ def main():
     os.symlink(os.path.join(out, "outside.bin"), os.path.join(out, "linked", "w.bin"))
     external_model(os.path.join(out, "passwd"), "/etc/passwd")
     deep_model(os.path.join(out, "deep.onnx"), 2000)
+    twin_outputs_model(os.path.join(out, "twin_outputs.onnx"))
+    escapes_model(os.path.join(out, "escapes.onnx"))
+    os.makedirs(os.path.join(out, "escapes_dir\x1b[2J"), exist_ok=True)
+    escapes_model(os.path.join(out, "escapes_dir\x1b[2J", "model.onnx"))
 
 
 if __name__ == "__main__":

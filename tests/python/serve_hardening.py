@@ -84,6 +84,43 @@ def chunked_with_trailer(name, value):
             value + b"\r\n\r\n")
 
 
+class Probing:
+    """While a hostile request runs: GET /v2/health/live every 50 ms on a connection of its own,
+    timing each answer. `worst` is the slowest answer in seconds (None when one never came)."""
+
+    def __init__(self, address):
+        self.address, self.times, self.stop = address, [], threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.is_set():
+            start = time.monotonic()
+            status, _ = exchange(self.address, b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
+            self.times.append(time.monotonic() - start if status == 200 else None)
+            self.stop.wait(0.05)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    @property
+    def worst(self):
+        return None if not self.times or None in self.times else max(self.times)
+
+    def describe(self):
+        worst = self.worst
+        return (f"health answered {len(self.times)} times, slowest {worst * 1000:.0f} ms" if worst is not None
+                else f"health unanswered ({len(self.times)} probes)")
+
+
+def live_within_a_second(probe):
+    return probe.worst is not None and probe.worst < 1.0
+
+
 def infer_request(body, extra_headers=b""):
     return (b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body)).encode() +
             b"\r\n" + extra_headers + b"\r\n" + body)
@@ -165,11 +202,12 @@ def run_bounded_work(address):
          b"classification extension"),
     ]
     for what, body, words in cases:
-        start = time.monotonic()
-        status, reply = exchange(address, infer_request(body), timeout=30)
-        took = time.monotonic() - start
-        check(what, status == 400 and words in reply and took < 5 and alive(address),
-              f"HTTP {status} in {took:.2f} s: {reply[:150]!r}")
+        with Probing(address) as probe:
+            start = time.monotonic()
+            status, reply = exchange(address, infer_request(body), timeout=30)
+            took = time.monotonic() - start
+        check(what, status == 400 and words in reply and took < 5 and live_within_a_second(probe),
+              f"HTTP {status} in {took:.2f} s, {probe.describe()}: {reply[:150]!r}")
 
 
 def run_json_memory(address, pid):
@@ -187,10 +225,12 @@ def run_json_memory(address, pid):
         with open(f"/proc/{pid}/clear_refs", "w") as f:
             f.write("5")  # resets the peak (VmHWM) to what is resident now
         before = rss_mb(pid, "VmHWM")
-        status, reply = exchange(address, infer_request(body), timeout=60)
+        with Probing(address) as probe:
+            status, reply = exchange(address, infer_request(body), timeout=60)
         grown = rss_mb(pid, "VmHWM") - before
-        check(what, status == 400 and words in reply and grown < len(body) / 2**20 + 32 and alive(address),
-              f"HTTP {status}, peak memory grew {grown:.0f} MB for a {len(body) / 2**20:.0f} MB body: {reply[:100]!r}")
+        check(what, status == 400 and words in reply and grown < len(body) / 2**20 + 32 and live_within_a_second(probe),
+              f"HTTP {status}, peak memory grew {grown:.0f} MB for a {len(body) / 2**20:.0f} MB body, "
+              f"{probe.describe()}: {reply[:100]!r}")
 
 
 def run_inflight(address, pid, grpc_address):
@@ -212,13 +252,15 @@ def run_inflight(address, pid, grpc_address):
         s.sendall(body)  # all but the last byte
         open_connections.append(s)
         peak = max(peak, rss_mb(pid))
-    time.sleep(0.5)
+    with Probing(address) as probe:
+        time.sleep(0.5)
     peak = max(peak, rss_mb(pid), rss_mb(pid, "VmHWM"))
-    live = alive(address)
+    live = live_within_a_second(probe)
     for s in open_connections:
         s.close()
     check("ten 60 MB bodies held open at once", refused >= 5 and peak < 500 and live,
-          f"{len(open_connections)} held, {refused} refused with 503 and Retry-After, server peak {peak:.0f} MB")
+          f"{len(open_connections)} held, {refused} refused with 503 and Retry-After, server peak {peak:.0f} MB, "
+          f"{probe.describe()}")
 
     # And eight 40 MB gRPC messages at once: gRPC's own buffers are held to a quota of the same size.
     import grpc
@@ -241,13 +283,14 @@ def run_inflight(address, pid, grpc_address):
     with open(f"/proc/{pid}/clear_refs", "w") as f:
         f.write("5")
     threads = [threading.Thread(target=call) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with Probing(address) as probe:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     peak = rss_mb(pid, "VmHWM")
-    check("eight 40 MB gRPC messages at once", peak < 500 and "OK" not in codes and alive(address),
-          f"server peak {peak:.0f} MB; {', '.join(sorted(set(codes)))}")
+    check("eight 40 MB gRPC messages at once", peak < 500 and "OK" not in codes and live_within_a_second(probe),
+          f"server peak {peak:.0f} MB, {probe.describe()}; {', '.join(sorted(set(codes)))}")
 
 
 def run_grpc(address):
@@ -305,11 +348,51 @@ def run_grpc(address):
               e.details()[:160])
 
 
+def process_ended(pid):
+    """Whether `pid` has exited (gone, or a zombie its parent has not yet waited for)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def run_sigterm_during_hostile(address, pid, drain_s):
+    """SIGTERM while hostile requests are in flight: ten bodies held one byte short, an answer that
+    takes long to write to a client that never reads it, and an ordinary batch. The server must have
+    exited within its drain deadline (plus a second for the exit itself)."""
+    import os
+    import signal
+    host, port = address.split(":")
+    held = []
+    for _ in range(10):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST " + INFER.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n{")
+        held.append(s)
+    reader = socket.create_connection((host, int(port)), timeout=10)  # asks, never reads its answer
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.sendall(infer_request(bert_rows(512, 32)) * 20)
+    busy = threading.Thread(target=lambda: exchange(address, infer_request(bert_rows(256, 64)), timeout=30),
+                            daemon=True)
+    busy.start()
+    time.sleep(0.3)
+    os.kill(pid, signal.SIGTERM)
+    start = time.monotonic()
+    while not process_ended(pid) and time.monotonic() - start < drain_s + 10:
+        time.sleep(0.05)
+    took = time.monotonic() - start
+    for s in held + [reader]:
+        s.close()
+    check("SIGTERM during hostile requests", process_ended(pid) and took < drain_s + 1.0,
+          f"exited {took:.2f} s after SIGTERM (drain deadline {drain_s} s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", required=True)
     parser.add_argument("--grpc", required=True)
     parser.add_argument("--pid", type=int, required=True)
+    parser.add_argument("--drain-s", type=float, required=True, help="the server's --drain-timeout-s")
     args = parser.parse_args()
     run_http(args.http, args.pid)
     run_bounded_work(args.http)
@@ -317,6 +400,9 @@ def main():
     run_inflight(args.http, args.pid, args.grpc)
     run_grpc(args.grpc)
     check("the server is still alive", alive(args.http), "GET /v2/health/live")
+    peak = rss_mb(args.pid, "VmHWM")
+    check("peak memory over every hostile request", peak < 500, f"{peak:.0f} MB")
+    run_sigterm_during_hostile(args.http, args.pid, args.drain_s)
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
 

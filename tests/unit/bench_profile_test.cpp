@@ -87,6 +87,27 @@ TEST(BenchProfile, FindsCopiesAndCpuFallbacksWhenAnotherProviderWasAsked) {
   EXPECT_TRUE(ParseProfileTrace(trace, "cpu")->cpu_fallbacks.empty());
 }
 
+TEST(BenchProfile, ReadsTheOlderWrappedFormAndIgnoresWhatItDoesNotKnow) {
+  // {"traceEvents": [...]}, events with nested arguments, fields of other types, and an object that
+  // is not an event beside the array.
+  const char* trace = R"({"otherData": {"cat": "Node", "name": "x_kernel_time"}, "traceEvents": [
+    {"cat":"Node","name":"a_kernel_time","dur":30,"ph":"X","args":{"op_name":"Relu","provider":"CPUExecutionProvider",
+      "input_type_shape":[{"float":[1,4]}],"thread_scheduling_stats":{"main_thread":{"block_size":1}}}},
+    {"cat":"Node","name":"a_kernel_time","dur":10.5,"args":{"op_name":"Relu","provider":"CPUExecutionProvider"}},
+    {"cat":"Node","name":"_kernel_time","dur":5,"args":{"node_index":"7","op_name":"Add","provider":"CPUExecutionProvider"}},
+    {"cat":"Session","name":"model_run","dur":50,"args":{"ok":true,"n":null}}
+  ]})";
+  auto report = ParseProfileTrace(trace, "cpu");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->runs, 1);
+  ASSERT_EQ(report->nodes.size(), 2u);
+  EXPECT_EQ(report->nodes[0].node, "a");
+  EXPECT_EQ(report->nodes[0].calls, 2);
+  EXPECT_DOUBLE_EQ(report->nodes[0].total_us, 40.5);
+  EXPECT_EQ(report->nodes[1].node, "#7");
+  EXPECT_EQ(report->nodes[1].op_type, "Add");
+}
+
 TEST(BenchProfile, RejectsWhatIsNotATrace) {
   EXPECT_FALSE(ParseProfileTrace("{not json", "cpu").ok());
   EXPECT_FALSE(ParseProfileTrace(R"({"a": 1})", "cpu").ok());

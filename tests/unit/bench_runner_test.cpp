@@ -1,6 +1,7 @@
 #include "ortkit/bench/runner.h"
 
 #include <atomic>
+#include <limits>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -117,10 +118,22 @@ TEST_F(BenchRunnerTest, BadOptionsAndInputsAreErrors) {
   auto no_threads = RunBenchmark(*session_, inputs_, options);
   ASSERT_FALSE(no_threads.ok());
   EXPECT_EQ(no_threads.error().kind, ErrorKind::kInvalidArgument);
-  EXPECT_NE(no_threads.error().message.find("concurrency 0"), std::string::npos);
+  EXPECT_NE(no_threads.error().message.find("concurrency): expected 1 to 1024, got 0"), std::string::npos)
+      << no_threads.error().message;
 
   options = BenchOptions{};
   options.iterations = 0;
+  EXPECT_FALSE(RunBenchmark(*session_, inputs_, options).ok());
+  // Counts and durations past what can be measured are refused, never reserved or waited for.
+  options = BenchOptions{};
+  options.iterations = BenchOptions::kMostIterations + 1;
+  auto too_many = RunBenchmark(*session_, inputs_, options);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("iterations: expected 1 to 10000000"), std::string::npos);
+  options = BenchOptions{};
+  options.duration_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(RunBenchmark(*session_, inputs_, options).ok());
+  options.duration_s = 1e308;
   EXPECT_FALSE(RunBenchmark(*session_, inputs_, options).ok());
 
   std::vector<NamedTensor> wrong;

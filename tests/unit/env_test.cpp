@@ -65,6 +65,30 @@ TEST(RunProcess, OutputBeyondTheLimitIsDroppedNotBuffered) {
   EXPECT_EQ(run->exit_code, 0);
 }
 
+TEST(RunProcess, TheEnvironmentIsSetOverThisProcesssOwn) {
+  ProcessOptions options;
+  options.environment = {"ORTKIT_TEST_VALUE=given", "HOME=/elsewhere"};
+  auto run = RunProcess({"sh", "-c", "echo \"$ORTKIT_TEST_VALUE $HOME\"; test -n \"$PATH\""}, options);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->out, "given /elsewhere\n");
+  EXPECT_EQ(run->exit_code, 0);  // the rest of the environment is kept
+}
+
+TEST(RunProcess, AChildWritingToOurOutputIsWaitedForAndTimedOut) {
+  ProcessOptions options;
+  options.inherit_output = true;
+  options.timeout = std::chrono::milliseconds(0);  // no limit
+  auto run = RunProcess({"sh", "-c", "exit 4"}, options);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 4);
+  EXPECT_TRUE(run->out.empty());
+  options.timeout = std::chrono::milliseconds(200);
+  auto hang = RunProcess({"sleep", "30"}, options);
+  ASSERT_TRUE(hang.ok());
+  EXPECT_TRUE(hang->timed_out);
+  EXPECT_EQ(hang->signal, 9);
+}
+
 TEST(SharedLibraries, ReadsWhatTheLoadedOnnxRuntimeNeeds) {
   const auto library = Runtime::LibraryPath();
   ASSERT_FALSE(library.empty());

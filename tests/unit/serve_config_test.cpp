@@ -70,7 +70,7 @@ TEST(ServeModelConfig, ErrorsNameTheFileTheKeyAndTheValue) {
        "c.json: batching.max_batch_size (--max-batch-size): expected an integer from 0 to 65536, got -3"},
       {R"({"batching": {"max_batch_sise": 3}})", "batching.max_batch_sise: unknown key"},
       {R"({"instances": "two"})", "instances: expected an integer, got \"two\""},
-      {R"({"session": {"provider": "tpu"}})", "unknown provider 'tpu'"},
+      {R"({"session": {"provider": "tpu"}})", "unknown execution provider 'tpu'"},
       {R"({"session": {"execution_mode": "fast"}})", "expected \"sequential\" or \"parallel\""},
       {R"({"bucketing": {"dim": "s", "boundaries": [32, 16]}})", "strictly ascending"},
       {R"({"bucketing": {"dim": "s"}})", "exactly one of \"boundaries\""},
@@ -266,7 +266,7 @@ TEST(ServeModelConfig, ValidationCoversValuesSetAfterParsing) {
       {[](ModelConfig& c) { c.batching.timeout_us = -1; }, "batching.timeout_us (--timeout-us)"},
       {[](ModelConfig& c) { c.batching.timeout_us = 10'000'000'000'000'000; },
        "batching.timeout_us (--timeout-us): expected an integer from 0 to 3600000000, got 10000000000000000"},
-      {[](ModelConfig& c) { c.session.provider = "tpu"; }, "unknown provider 'tpu'"},
+      {[](ModelConfig& c) { c.session.provider = "tpu"; }, "unknown execution provider 'tpu'"},
   };
   for (const auto& c : cases) {
     ModelConfig changed = *config;

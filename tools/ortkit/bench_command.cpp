@@ -10,6 +10,7 @@
 
 #include "bench_command.h"
 #include "commands.h"
+#include "number_flags.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -51,8 +52,11 @@ void ProgressBar::Show(const std::string& what, double fraction) {
   if (!enabled_) return;
   const int width = 30;
   const int filled = static_cast<int>(fraction * width + 0.5);
-  std::fprintf(stderr, "\r  [%s%s] %3d%%  %s\033[K", std::string(filled, '#').c_str(),
-               std::string(width - filled, '.').c_str(), static_cast<int>(fraction * 100 + 0.5), what.c_str());
+  // The bar is ortkit's own escapes on a terminal (enabled_): only `what`, a shape's sizes, is escaped.
+  const std::string bar =
+      fmt::format("\r  [{}{}] {:3d}%  {}\033[K", std::string(filled, '#'), std::string(width - filled, '.'),
+                  static_cast<int>(fraction * 100 + 0.5), EscapeForTerminal(what));
+  std::fwrite(bar.data(), 1, bar.size(), stderr);
   std::fflush(stderr);
   shown_ = true;
 }
@@ -124,6 +128,7 @@ void RegisterBench(CLI::App& app, int& exit_code) {
                   "compare two saved --format json reports: BASE.json NEW.json; exit 1 if slower")
       ->expected(2);
   cmd->add_option("--min-change", flags->min_change, "with --compare: changes below this percentage are noise")
+      ->check(RealNumberIn(0, 99.999, "%"))
       ->capture_default_str();
   cmd->add_flag("--tune", flags->tune,
                 "sweep threads, execution mode, batch size and instances; recommend a configuration");

@@ -138,7 +138,7 @@ int RunCompare(const BenchFlags& flags, Format format) {
     case Format::kMarkdown: out = CompareMarkdown(*report); break;
     case Format::kText: out = CompareText(flags, *report, Style::ForStream(stdout)); break;
   }
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
   return exit_code;
 }
 

@@ -9,37 +9,16 @@
 #include <fmt/ranges.h>
 
 #include "bench_command.h"
+#include "ortkit/bench/runner.h"
 #include "ortkit/core/cpus.h"
+#include "ortkit/core/files.h"
+#include "ortkit/core/numbers.h"
 
 namespace ortkit::cli {
 namespace {
 
 constexpr int kMaxThreads = 1024;
-
-/// "50ms", "0.5s", "2m", or a bare number in `default_unit` -> seconds.
-Result<double> ParseDuration(const std::string& text, const std::string& flag, double default_unit_s) {
-  static constexpr std::pair<std::string_view, double> kUnits[] = {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1}, {"m", 60}};
-  std::string number = text;
-  double unit = default_unit_s;
-  for (const auto& [suffix, scale] : kUnits) {
-    if (text.size() > suffix.size() && text.ends_with(suffix)) {
-      number = text.substr(0, text.size() - suffix.size());
-      unit = scale;
-      break;
-    }
-  }
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(number, &used);
-    if (used == number.size() && std::isfinite(v) && v > 0) return v * unit;
-    if (used == number.size() && std::isfinite(v)) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("{} {}: a duration must be greater than zero", flag, text));
-    }
-  } catch (const std::exception&) {
-  }
-  return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} '{}': not a duration (e.g. 10s, 500ms)", flag, text));
-}
+constexpr std::int64_t kMostProfiledRuns = 10'000;
 
 Status CheckThreads(const char* flag, int value, bool given) {
   if (!given) return OkStatus();
@@ -54,6 +33,7 @@ Status CheckThreads(const char* flag, int value, bool given) {
 /// Checks that `path` can be written before any time is spent measuring.
 Status CheckWritable(const std::filesystem::path& path, const char* flag) {
   if (path.empty()) return OkStatus();
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(path, flag));  // before the probe: opening a pipe to write blocks
   std::error_code ec;
   const bool existed = std::filesystem::exists(path, ec);
   std::ofstream probe(path, std::ios::app);
@@ -98,19 +78,22 @@ Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
                                     {"--max-instances", flags.max_instances}}) {
     ORTKIT_RETURN_IF_ERROR(CheckThreads(flag, value, cmd.count(flag) > 0));
   }
-  if (flags.iterations < 1) {
+  // The same ranges as the library's: a flag and a caller are checked by one piece of code.
+  BenchOptions measured;
+  measured.iterations = flags.iterations;
+  measured.warmup = flags.warmup;
+  if (auto valid = measured.Validate(); !valid.ok()) {
+    const bool runs = !CheckRange("", flags.iterations, {1, BenchOptions::kMostIterations}).ok();
     return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--iterations {}: at least one run must be measured", flags.iterations));
+                     runs ? fmt::format("--iterations {}: expected 1 to {} (the time of every run is kept)",
+                                        flags.iterations, BenchOptions::kMostIterations)
+                          : fmt::format("--warmup {}: expected 0 to {}", flags.warmup, BenchOptions::kMostWarmup));
   }
-  if (flags.warmup < 0)
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--warmup {}: cannot be negative", flags.warmup));
-  if (flags.profile_runs < 1) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--profile-runs {}: at least one run", flags.profile_runs));
-  }
+  // Each profiled run writes its events to a trace the profiler holds in memory.
+  ORTKIT_RETURN_IF_ERROR(CheckRange("--profile-runs", flags.profile_runs, {1, kMostProfiledRuns}));
   BenchPlan plan;
   if (!flags.duration.empty()) {
-    ORTKIT_ASSIGN_OR_RETURN(plan.duration_s, ParseDuration(flags.duration, "--duration", 1));
+    ORTKIT_ASSIGN_OR_RETURN(plan.duration_s, ParseDuration(flags.duration, "--duration", {1e-3, 86400}));
   }
   ORTKIT_ASSIGN_OR_RETURN(plan.config, MakeConfig(flags));
   if (!flags.batch.empty()) {
@@ -131,9 +114,10 @@ Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
   if (flags.tune) {
     if (flags.latency_budget.empty())
       return MakeError(ErrorKind::kInvalidArgument, "--tune needs --latency-budget (e.g. --latency-budget 50ms)");
-    ORTKIT_ASSIGN_OR_RETURN(const double latency_s, ParseDuration(flags.latency_budget, "--latency-budget", 1e-3));
+    ORTKIT_ASSIGN_OR_RETURN(const double latency_s,
+                            ParseDuration(flags.latency_budget, "--latency-budget", {1e-6, 3600}, 1e-3));
     plan.latency_budget_ms = latency_s * 1000;
-    ORTKIT_ASSIGN_OR_RETURN(plan.time_budget_s, ParseDuration(flags.time_budget, "--time-budget", 1));
+    ORTKIT_ASSIGN_OR_RETURN(plan.time_budget_s, ParseDuration(flags.time_budget, "--time-budget", {1, 86400}));
   } else if (!flags.write_config.empty()) {
     return MakeError(ErrorKind::kInvalidArgument, "--write-config writes the configuration --tune picks; add --tune");
   }

@@ -10,6 +10,7 @@
 #include "bench_command.h"
 #include "bench_render.h"
 #include "commands.h"
+#include "failure.h"
 #include "ortkit/core/cpus.h"
 #include "ortkit/tensor/synthesis.h"
 
@@ -144,9 +145,9 @@ int RunBenchSweep(const BenchFlags& flags, Format format, const BenchPlan& plan)
     if (!written.ok()) return FailBench(written.error().message, format, kExitUsage);
   }
   report.peak_rss_bytes = PeakResidentBytes();
-  std::fputs(RenderBenchReport(flags, report, format, Style::ForStream(stdout)).c_str(), stdout);
+  PrintText(stdout, RenderBenchReport(flags, report, format, Style::ForStream(stdout)));
   if (report.stopped && format != Format::kText && format != Format::kJson)
-    std::fprintf(stderr, "ortkit bench: stopped early: %s\n", report.stopped->c_str());
+    PrintNote("bench", "stopped early: " + *report.stopped);
   return stop_exit_code;
 }
 

@@ -166,7 +166,7 @@ int RunTune(const BenchFlags& flags, Format format, const BenchPlan& plan) {
   }
   const std::string out = format == Format::kJson ? TuneJson(flags, options, *report, serving)
                                                   : TuneText(flags, options, *report, Style::ForStream(stdout));
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
   return report->best ? kExitOk : kExitFindings;
 }
 

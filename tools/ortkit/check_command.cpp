@@ -1,12 +1,15 @@
 // ortkit check MODEL: layered structural and load checks.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "failure.h"
 #include "fix_hint.h"
+#include "number_flags.h"
 #include "ortkit/check/check.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/runtime/runtime.h"
@@ -32,7 +35,7 @@ std::string LayerTitle(const std::string& name) {
   return name;
 }
 
-void PrintText(const CheckReport& report, const Style& style) {
+void PrintReport(const CheckReport& report, const Style& style) {
   std::string out =
       fmt::format("{} {} (provider {})\n\n", style.Bold("ortkit check"), report.model_path, report.provider);
   for (const auto& layer : report.layers) {
@@ -69,7 +72,7 @@ void PrintText(const CheckReport& report, const Style& style) {
                               report.provider, report.provider));
   }
   if (const auto hint = FixHint(all, report.model_path); !hint.empty()) out += style.Dim("next: " + hint) + "\n";
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 int Run(CheckFlags& flags) {
@@ -78,23 +81,18 @@ int Run(CheckFlags& flags) {
   std::unique_ptr<Runtime> runtime;
   if (!flags.no_runtime) {
     auto created = Runtime::Create();
-    if (!created.ok()) {
-      std::fprintf(stderr, "ortkit check: %s\n", created.error().message.c_str());
-      return kExitUsage;
-    }
+    if (!created.ok()) return Fail("check", created.error(), format);
     runtime = std::move(created).value();
-    if (FindProvider(flags.options.provider) == nullptr) {
-      std::fprintf(stderr, "ortkit check: unknown provider '%s'\n", flags.options.provider.c_str());
-      return kExitUsage;
-    }
+    if (auto known = CheckProviderName(flags.options.provider); !known.ok())
+      return Fail("check", known.error(), format);
   }
   flags.options.load_runtime = !flags.no_runtime;
   const CheckReport report = RunCheck(runtime.get(), flags.options);
   if (format == Format::kJson) {
     nlohmann::json json = report;
-    std::cout << JsonText(json) << "\n";
+    PrintJson(json);
   } else {
-    PrintText(report, Style::ForStream(stdout));
+    PrintReport(report, Style::ForStream(stdout));
   }
   // An unavailable provider is this machine's fault, not the model's: a usage error, as in run and validate.
   if (report.io_error || report.provider_unavailable) return kExitUsage;
@@ -113,12 +111,7 @@ CLI::Validator TargetOrtValidator() {
 }
 
 CLI::Validator SeedValidator() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? "" : fmt::format("'{}' is not a seed: give a whole number from 0", value);
-      },
-      "UINT");
+  return WholeNumberIn(0, std::numeric_limits<std::int64_t>::max()).description("UINT");
 }
 
 void RegisterCheck(CLI::App& app, int& exit_code) {

@@ -10,9 +10,11 @@
 #include "commands.h"
 #include "equivalence_flags.h"
 #include "equivalence_render.h"
+#include "failure.h"
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
+#include "ortkit/core/files.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -34,7 +36,7 @@ struct ConvertFlags {
   std::string format = "text";
 };
 
-void PrintText(const ModelConversionReport& report, const Style& style) {
+void PrintReport(const ModelConversionReport& report, const Style& style) {
   const auto& c = report.conversion;
   std::string out = fmt::format("{} {} -> {}\n\n", style.Bold("ortkit convert"), report.model, report.out);
   out += fmt::format("  opset {} -> {}, IR version {} -> {}\n", c.from_opset, c.to_opset, c.from_ir, c.to_ir);
@@ -57,20 +59,15 @@ void PrintText(const ModelConversionReport& report, const Style& style) {
   } else {
     out += fmt::format("{}: nothing written\n", style.Red("NOT CONVERTED"));
   }
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 // The error as text on stderr, or as {"error": ...} on stdout with --format json.
-int Fail(const std::string& message, Format format, int code = kExitUsage) {
-  ReportFailure("convert", {}, message, format);
-  return code;
-}
-
 void Print(const ModelConversionReport& report, Format format) {
   if (format == Format::kJson) {
-    std::cout << JsonText(nlohmann::json(report)) << "\n";
+    PrintJson(nlohmann::json(report));
   } else {
-    PrintText(report, Style::ForStream(stdout));
+    PrintReport(report, Style::ForStream(stdout));
   }
 }
 
@@ -81,7 +78,7 @@ Result<ModelConversionOptions> ConversionOptionsFrom(const ConvertFlags& flags) 
   options.out = flags.out;
   options.target = flags.target_ort.empty() ? nullptr : FindOrtRelease(flags.target_ort);
   ORTKIT_ASSIGN_OR_RETURN(options.conversion, ResolveConversionTarget(flags.opset, flags.ir_version, options.target));
-  ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "converted"));
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(flags.out, "--out", {flags.model}));
   ORTKIT_ASSIGN_OR_RETURN(options.proof,
                           EquivalenceOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   options.prove = !flags.no_validate;
@@ -92,9 +89,9 @@ int Run(const ConvertFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = ConversionOptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message, format);
+  if (!options.ok()) return Fail("convert", options.error(), format);
   auto report = ConvertModelFile(*options);
-  if (!report.ok()) return Fail(report.error().message, format);
+  if (!report.ok()) return Fail("convert", report.error(), format);
   Print(*report, format);
   if (report->written) return kExitOk;
   return report->io_error ? kExitUsage : kExitFindings;

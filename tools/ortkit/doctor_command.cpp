@@ -8,8 +8,10 @@
 
 #include "commands.h"
 #include "doctor_render.h"
+#include "failure.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "number_flags.h"
 #include "ortkit/doctor/doctor.h"
 #include "terminal.h"
 
@@ -34,10 +36,7 @@ int Run(const DoctorFlags& flags) {
   Format format = Format::kText;
   ParseFormat(flags.format, &format);
   auto plan = ParsePlan(flags.inputs);
-  if (!plan.ok()) {
-    std::fprintf(stderr, "ortkit doctor: %s\n", plan.error().message.c_str());
-    return ExitCodeFor(plan.error().kind);
-  }
+  if (!plan.ok()) return Fail("doctor", plan.error(), format);
   DoctorOptions options;
   options.model = flags.model;
   options.reference = flags.reference;
@@ -49,15 +48,9 @@ int Run(const DoctorFlags& flags) {
   options.target_ort = flags.target_ort;
   options.benchmark_runs = flags.runs;
   auto runtime = Runtime::Create();
-  if (!runtime.ok()) {
-    std::fprintf(stderr, "ortkit doctor: %s\n", runtime.error().message.c_str());
-    return kExitInternal;
-  }
+  if (!runtime.ok()) return Fail("doctor", runtime.error(), format);
   auto report = RunDoctor(**runtime, options);
-  if (!report.ok()) {
-    std::fprintf(stderr, "ortkit doctor: %s\n", report.error().message.c_str());
-    return ExitCodeFor(report.error().kind);
-  }
+  if (!report.ok()) return Fail("doctor", report.error(), format);
   if (!report->unavailable_provider.empty()) {
     // This machine's fault, not the model's: said as run and validate say it, with what the environment says.
     ReportFailure("doctor", report->diagnoses,
@@ -67,10 +60,10 @@ int Run(const DoctorFlags& flags) {
     return kExitUsage;
   }
   if (format == Format::kJson) {
-    std::cout << JsonText(report->ToJson()) << "\n";
+    PrintJson(report->ToJson());
   } else {
     const Style style = format == Format::kMarkdown ? Style{} : Style::ForStream(stdout);
-    std::fputs(RenderDoctorReport(*report, format == Format::kMarkdown, style).c_str(), stdout);
+    PrintText(stdout, RenderDoctorReport(*report, format == Format::kMarkdown, style));
   }
   if (report->io_error) return kExitUsage;
   if (report->verdict == DoctorVerdict::kHealthy) return kExitOk;
@@ -102,7 +95,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
   cmd->add_option("--atol", flags->atol, "absolute tolerance for every output (default by element type)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance for every output (default by element type)");
   cmd->add_option("--runs", flags->runs, "timed runs of the baseline latency (0: skip it)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(WholeNumberIn(0, 1'000'000))
       ->capture_default_str();
   cmd->add_flag("--no-sweep", flags->no_sweep, "skip the dynamic-shape sweep");
   cmd->add_option("--target-ort", flags->target_ort,

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "failure.h"
 #include "ortkit/env/environment.h"
 #include "ortkit/runtime/runtime.h"
 #include "terminal.h"
@@ -66,7 +67,7 @@ std::string PythonText(const EnvironmentReport& report, const Style& style) {
   return out;
 }
 
-void PrintText(const EnvironmentReport& report, const Style& style) {
+void PrintReport(const EnvironmentReport& report, const Style& style) {
   const OwnRuntime& own = report.own;
   std::string out = style.Bold("ortkit env") + "\n";
   out += Section("ortkit's ONNX Runtime", style);
@@ -91,23 +92,20 @@ void PrintText(const EnvironmentReport& report, const Style& style) {
   out += worst == Severity::kError ? style.Red("PROBLEMS") + ": the errors above stop models from running as asked\n"
          : worst == Severity::kWarning ? style.Yellow("WARNINGS") + "\n"
                                        : style.Green("OK") + "\n";
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 int Run(EnvFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto runtime = Runtime::Create();
-  if (!runtime.ok()) {
-    std::fprintf(stderr, "ortkit env: %s\n", runtime.error().message.c_str());
-    return kExitUsage;
-  }
+  if (!runtime.ok()) return Fail("env", runtime.error(), format);
   flags.options.skip_python = flags.no_python;
   const EnvironmentReport report = InspectEnvironment(**runtime, flags.options);
   if (format == Format::kJson) {
-    std::cout << JsonText(nlohmann::json(report)) << "\n";
+    PrintJson(nlohmann::json(report));
   } else {
-    PrintText(report, Style::ForStream(stdout));
+    PrintReport(report, Style::ForStream(stdout));
   }
   return WorstSeverity(report.diagnoses) == Severity::kError ? kExitFindings : kExitOk;
 }

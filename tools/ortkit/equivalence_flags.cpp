@@ -26,14 +26,4 @@ Result<EquivalenceOptions> EquivalenceOptionsFrom(const std::filesystem::path& m
   return proof;
 }
 
-Status CheckOutIsNotModel(const std::filesystem::path& model, const std::filesystem::path& out,
-                          const std::string& what) {
-  std::error_code ec;
-  if (out.empty() || !std::filesystem::exists(out, ec) || !std::filesystem::equivalent(model, out, ec))
-    return OkStatus();
-  return MakeError(ErrorKind::kInvalidArgument, fmt::format("--out '{}' is the model being {}; write the {} model "
-                                                            "elsewhere",
-                                                            out.string(), what, what));
-}
-
 }  // namespace ortkit::cli

@@ -19,9 +19,4 @@ Result<EquivalenceOptions> EquivalenceOptionsFrom(const std::filesystem::path& m
                                                   const std::vector<std::string>& dims, std::uint64_t seed,
                                                   std::optional<double> atol, std::optional<double> rtol);
 
-/// kInvalidArgument when `out` is `model` itself: "--out 'F' is the model being WHAT; write the WHAT model
-/// elsewhere" (`what`: "converted", "fixed").
-Status CheckOutIsNotModel(const std::filesystem::path& model, const std::filesystem::path& out,
-                          const std::string& what);
-
 }  // namespace ortkit::cli

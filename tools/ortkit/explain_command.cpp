@@ -58,11 +58,11 @@ int Run(const ExplainFlags& flags) {
                       {"fix", info->fix},
                       {"ortkit_fix", FixHandling(info->code)}});
     }
-    std::cout << JsonText(json) << "\n";
+    PrintJson(json);
     return kExitOk;
   }
   if (flags.format == "markdown") {
-    for (const auto* info : selected) std::cout << Markdown(*info);
+    for (const auto* info : selected) PrintText(stdout, Markdown(*info));
     return kExitOk;
   }
   const Style style = Style::ForStream(stdout);
@@ -72,15 +72,15 @@ int Run(const ExplainFlags& flags) {
       table.AddRow({std::string(info->code), style.ForSeverity(info->severity, ToString(info->severity)),
                     std::string(info->title)});
     }
-    std::cout << table.Render(style, "");
+    PrintText(stdout, table.Render(style, ""));
     return kExitOk;
   }
   for (const auto* info : selected) {
-    std::cout << fmt::format("{}  {}\n  {}\n\n  {} {}\n  {} {}\n", style.Bold(std::string(info->code)),
-                             style.ForSeverity(info->severity, ToString(info->severity)), info->title,
-                             style.Dim("cause:"), info->cause, style.Dim("fix:  "), info->fix);
+    PrintText(stdout, fmt::format("{}  {}\n  {}\n\n  {} {}\n  {} {}\n", style.Bold(std::string(info->code)),
+                                  style.ForSeverity(info->severity, ToString(info->severity)), info->title,
+                                  style.Dim("cause:"), info->cause, style.Dim("fix:  "), info->fix));
     const std::string handled = FixHandling(info->code);
-    std::cout << (handled.empty() ? "\n" : fmt::format("  {} {}\n\n", style.Dim("auto: "), handled));
+    PrintText(stdout, handled.empty() ? "\n" : fmt::format("  {} {}\n\n", style.Dim("auto: "), handled));
   }
   return kExitOk;
 }

@@ -7,10 +7,7 @@
 //                   tree this executable was built from, that holds ortkit_export/__init__.py
 //   interpreter:    $ORTKIT_PYTHON, else ROOT/.deps/python/bin/python where ROOT is the package folder's
 //                   parent (the venv scripts/setup.sh creates), else python3 on PATH
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,10 +19,10 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "failure.h"
+#include "ortkit/core/process.h"
 #include "ortkit/diagnose/diagnosis.h"
 #include "terminal.h"
-
-extern char** environ;
 
 namespace ortkit::cli {
 namespace {
@@ -88,58 +85,45 @@ Companion FindCompanion() {
   return found;
 }
 
-int Fail(const std::string& message) {
-  Location where;
-  std::fputs(RenderDiagnosis(Diagnose("export.python-missing", message, where), Style::ForStream(stderr)).c_str(),
-             stderr);
+/// The companion could not be found or started: export.python-missing, with where it looked.
+int Missing(const std::string& message) {
+  ReportFailure("export", {Diagnose("export.python-missing", message, Location{})},
+                "the Python export companion cannot run", Format::kText, "unavailable");
   return kExitUsage;
 }
 
-/// Runs `interpreter -m ortkit_export ARGS` with the package folder first on PYTHONPATH; stdout and
-/// stderr pass through. The companion's exit codes are ortkit's: 0 exported, 1 the export failed, 2 usage.
+/// Runs `interpreter -m ortkit_export ARGS` with the package folder first on PYTHONPATH; its output is
+/// the command's. The companion's exit codes are ortkit's: 0 exported, 1 the export failed, 2 usage.
 int Delegate(const Companion& companion, const std::vector<std::string>& args) {
-  std::vector<std::string> argv_strings = {companion.interpreter.string(), "-m", "ortkit_export"};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-
-  std::vector<std::string> env_strings;
+  std::vector<std::string> argv = {companion.interpreter.string(), "-m", "ortkit_export"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessOptions options;
+  options.inherit_output = true;
+  options.timeout = std::chrono::milliseconds(0);  // an export takes as long as the framework needs
   const std::string existing = Env("PYTHONPATH");
-  env_strings.push_back("PYTHONPATH=" + companion.package_folder.string() + (existing.empty() ? "" : ":" + existing));
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string(*e).rfind("PYTHONPATH=", 0) != 0) env_strings.emplace_back(*e);
+  options.environment = {"PYTHONPATH=" + companion.package_folder.string() + (existing.empty() ? "" : ":" + existing)};
+  auto ran = RunProcess(argv, options);
+  if (!ran.ok()) {
+    return Missing(
+        fmt::format("cannot start the Python interpreter '{}': {} (set ORTKIT_PYTHON, or run "
+                    "scripts/setup.sh)",
+                    companion.interpreter.string(), ran.error().message));
   }
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
-  if (spawned != 0) {
-    return Fail(fmt::format("cannot start the Python interpreter '{}': {} (set ORTKIT_PYTHON, or run scripts/setup.sh)",
-                            companion.interpreter.string(), std::strerror(spawned)));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return Fail(fmt::format("waiting for the Python export companion failed: {}", std::strerror(errno)));
-  }
-  if (WIFSIGNALED(status)) {
-    std::fprintf(stderr, "ortkit export: the Python export companion was killed by signal %d\n", WTERMSIG(status));
+  if (ran->signal != 0) {
+    PrintNote("export", fmt::format("the Python export companion was killed by signal {}", ran->signal));
     return kExitFindings;
   }
-  const int code = WEXITSTATUS(status);
+  const int code = ran->exit_code;
   if (code == kExitOk || code == kExitFindings || code == kExitUsage) return code;
-  std::fprintf(stderr, "ortkit export: the Python export companion exited with status %d\n", code);
+  PrintNote("export", fmt::format("the Python export companion exited with status {}", code));
   return kExitFindings;
 }
 
 int Run(const std::vector<std::string>& args) {
   const Companion companion = FindCompanion();
   if (companion.package_folder.empty()) {
-    return Fail(fmt::format("the ortkit_export Python package was not found; looked in: {}",
-                            fmt::join(companion.searched, ", ")));
+    return Missing(fmt::format("the ortkit_export Python package was not found; looked in: {}",
+                               fmt::join(companion.searched, ", ")));
   }
   return Delegate(companion, args);
 }

@@ -12,9 +12,11 @@
 #include "commands.h"
 #include "equivalence_flags.h"
 #include "equivalence_render.h"
+#include "failure.h"
 #include "model_session.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/convert/model_conversion.h"
+#include "ortkit/core/files.h"
 #include "ortkit/fix/model_fix.h"
 #include "terminal.h"
 
@@ -79,7 +81,7 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
   return out;
 }
 
-void PrintText(const ModelFixReport& report, const Style& style) {
+void PrintReport(const ModelFixReport& report, const Style& style) {
   std::string out =
       fmt::format("{} {}{}\n", style.Bold("ortkit fix"), report.model, report.out.empty() ? "" : " -> " + report.out);
   const bool read = !report.Failed() || !report.passes_run.empty();  // else the diagnoses say why not
@@ -99,15 +101,10 @@ void PrintText(const ModelFixReport& report, const Style& style) {
   } else {
     out += "nothing to fix: nothing written\n";
   }
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 // The error as text on stderr, or as {"error": ...} on stdout with --format json.
-int Fail(const std::string& message, Format format, int code = kExitUsage) {
-  ReportFailure("fix", {}, message, format);
-  return code;
-}
-
 /// The fix's options from the flags; a usage error names the flag.
 Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   ModelFixOptions options;
@@ -126,7 +123,7 @@ Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   }
   if (!flags.dry_run && flags.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
-  ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(flags.model, flags.out, "fixed"));
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(flags.out, "--out", {flags.model}));
   ORTKIT_ASSIGN_OR_RETURN(options.proof,
                           EquivalenceOptionsFrom(flags.model, flags.dims, flags.seed, flags.atol, flags.rtol));
   return options;
@@ -136,15 +133,15 @@ int Run(const FixFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = FixOptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message, format);
+  if (!options.ok()) return Fail("fix", options.error(), format);
   auto runtime = Runtime::Create();
-  if (!runtime.ok()) return Fail(runtime.error().message, format, ExitCodeFor(runtime.error().kind));
+  if (!runtime.ok()) return Fail("fix", runtime.error(), format);
   auto report = FixModelFile(**runtime, *options);
-  if (!report.ok()) return Fail(report.error().message, format, ExitCodeFor(report.error().kind));
+  if (!report.ok()) return Fail("fix", report.error(), format);
   if (format == Format::kJson) {
-    std::cout << JsonText(nlohmann::json(*report)) << "\n";
+    PrintJson(nlohmann::json(*report));
   } else {
-    PrintText(*report, Style::ForStream(stdout));
+    PrintReport(*report, Style::ForStream(stdout));
   }
   if (report->io_error) return kExitUsage;
   // A fix refused by its proof with nothing else to write leaves the model's defect in place.

@@ -7,19 +7,15 @@
 #include <fmt/ranges.h>
 
 #include "commands.h"
+#include "ortkit/core/numbers.h"
 
 namespace ortkit::cli {
 namespace {
 
+/// A size of a dimension: no tensor has a dimension past 2^62 elements (the synthesised inputs' memory
+/// limit refuses far smaller ones, naming the input).
 Result<std::int64_t> ParseSize(const std::string& text, const std::string& flag) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 0) return static_cast<std::int64_t>(v);
-  } catch (const std::exception&) {
-  }
-  return MakeError(ErrorKind::kInvalidArgument,
-                   fmt::format("{}: '{}' is not a size (a whole number >= 0)", flag, text));
+  return ParseWholeNumber(text, flag, {0, std::int64_t{1} << 62});
 }
 
 std::vector<std::string> Split(const std::string& text, char sep) {

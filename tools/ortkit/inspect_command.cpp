@@ -27,11 +27,11 @@ int ReportLoadFailure(const ModelLoad& load, const std::string& path, Format for
     const std::string error =
         load.diagnoses.empty() ? fmt::format("'{}' could not be read", path) : load.diagnoses.front().message;
     nlohmann::json json = {{"error", error}, {"diagnoses", load.diagnoses}};
-    std::cout << JsonText(json) << "\n";
+    PrintJson(json);
     return exit_code;
   }
   const Style style = Style::ForStream(stderr);
-  for (const auto& d : load.diagnoses) std::fputs(RenderDiagnosis(d, style).c_str(), stderr);
+  for (const auto& d : load.diagnoses) PrintText(stderr, RenderDiagnosis(d, style));
   return exit_code;
 }
 
@@ -45,9 +45,9 @@ int Run(const InspectFlags& flags) {
   summary.notes.insert(summary.notes.begin(), load.diagnoses.begin(), load.diagnoses.end());
   if (format == Format::kJson) {
     nlohmann::json json = summary;
-    std::cout << JsonText(json) << "\n";
+    PrintJson(json);
   } else {
-    std::fputs(RenderInspectText(summary, flags.top, Style::ForStream(stdout)).c_str(), stdout);
+    PrintText(stdout, RenderInspectText(summary, flags.top, Style::ForStream(stdout)));
   }
   return kExitOk;
 }

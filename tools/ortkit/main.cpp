@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "failure.h"
+#include "number_flags.h"
 
 namespace {
 
@@ -27,11 +29,31 @@ std::optional<int> RefuseUnknownCommand(CLI::App& app, int argc, char** argv) {
     if (std::find(names.begin(), names.end(), word) != names.end()) return std::nullopt;
     std::string list;
     for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
-    std::fprintf(stderr, "ortkit: unknown command '%s'\nthe commands are: %s\n(ortkit --help says what each does)\n",
-                 argv[i], list.c_str());
+    ortkit::cli::PrintText(stderr, "ortkit: unknown command '" + std::string(word) + "'\nthe commands are: " + list +
+                                       "\n(ortkit --help says what each does)\n");
     return ortkit::cli::kExitUsage;
   }
   return std::nullopt;
+}
+
+// Whether the command line asks for JSON (--format json or --format=json): a flag CLI11 refuses is then
+// reported as JSON on stdout too, so that a script reads every failure the same way.
+bool AsksForJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--format=json" || (word == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
+      return true;
+  }
+  return false;
+}
+
+// The command a refused command line was for: its first word that names one, or "".
+std::string CommandOf(CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+      if (command->get_name() == argv[i]) return command->get_name();
+  }
+  return "";
 }
 
 }  // namespace
@@ -60,6 +82,8 @@ int main(int argc, char** argv) {
   ortkit::cli::RegisterEnv(app, exit_code);
   ortkit::cli::RegisterExplain(app, exit_code);
 
+  ortkit::cli::CheckEveryNumber(app);
+
   if (auto refused = RefuseUnknownCommand(app, argc, argv)) return *refused;
   try {
     app.parse(argc, argv);
@@ -70,10 +94,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return ortkit::cli::kExitUsage;
+    // CLI11's message quotes what was given: through the one failure path, escaped for a terminal.
+    const std::string command = CommandOf(app, argc, argv);
+    const auto format = AsksForJson(argc, argv) ? ortkit::cli::Format::kJson : ortkit::cli::Format::kText;
+    const std::string help = command.empty() ? "ortkit --help" : "ortkit " + command + " --help";
+    return ortkit::cli::FailUsage(command.empty() ? "" : command,
+                                  std::string(e.what()) + " (" + help + " lists the flags)", format);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ortkit: internal error: %s\n", e.what());
+    ortkit::cli::PrintText(stderr, std::string("ortkit: internal error: ") + e.what() + "\n");
     return ortkit::cli::kExitInternal;
   }
   return exit_code;

@@ -12,19 +12,6 @@
 
 namespace ortkit::cli {
 
-void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary,
-                   Format format) {
-  if (format == Format::kJson) {
-    nlohmann::json json = {{"error", summary}, {"diagnoses", diagnoses}};
-    std::cout << JsonText(json) << "\n";
-    return;
-  }
-  const Style style = Style::ForStream(stderr);
-  std::string out = fmt::format("ortkit {}: {}\n", command, summary);
-  for (const auto& d : diagnoses) out += "\n" + RenderDiagnosis(d, style);
-  std::fputs(out.c_str(), stderr);
-}
-
 Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionConfig& config, Format format,
                               const std::string& command, int* exit_code) {
   OpenedModel opened;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "failure.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/runtime/runtime.h"
@@ -26,9 +27,5 @@ struct OpenedModel {
 /// unavailable providers, 1 for a model that the runtime refuses.
 Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionConfig& config, Format format,
                               const std::string& command, int* exit_code);
-
-/// Prints one failure as a diagnosis (text on stderr or JSON on stdout).
-void ReportFailure(const std::string& command, const std::vector<Diagnosis>& diagnoses, const std::string& summary,
-                   Format format);
 
 }  // namespace ortkit::cli

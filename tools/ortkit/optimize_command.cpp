@@ -9,9 +9,12 @@
 
 #include "commands.h"
 #include "equivalence_flags.h"
+#include "failure.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "number_flags.h"
 #include "optimize_render.h"
+#include "ortkit/core/files.h"
 #include "ortkit/model/export_record.h"
 #include "ortkit/optimize/optimize.h"
 #include "terminal.h"
@@ -29,11 +32,6 @@ struct OptimizeFlags {
   InputFlags inputs;
   std::string format = "text";
 };
-
-int Fail(const std::string& message, Format format, int code = kExitUsage) {
-  ReportFailure("optimize", {}, message, format);
-  return code;
-}
 
 /// The options from the flags; a usage error names the flag.
 Result<OptimizeOptions> OptionsFrom(const OptimizeFlags& flags) {
@@ -55,7 +53,7 @@ Result<OptimizeOptions> OptionsFrom(const OptimizeFlags& flags) {
     options.inputs.plan.dim_sums = record->dim_sums;
   if (!options.dry_run && options.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
-  ORTKIT_RETURN_IF_ERROR(CheckOutIsNotModel(options.model, options.out, "optimized"));
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(options.out, "--out", {options.model}));
   if (options.measure.rounds < 1) return MakeError(ErrorKind::kInvalidArgument, "--rounds must be at least 1");
   return options;
 }
@@ -64,15 +62,15 @@ int Run(const OptimizeFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = OptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message, format);
+  if (!options.ok()) return Fail("optimize", options.error(), format);
   auto runtime = Runtime::Create();
-  if (!runtime.ok()) return Fail(runtime.error().message, format, ExitCodeFor(runtime.error().kind));
+  if (!runtime.ok()) return Fail("optimize", runtime.error(), format);
   auto report = OptimizeModelFile(**runtime, *options);
-  if (!report.ok()) return Fail(report.error().message, format, ExitCodeFor(report.error().kind));
+  if (!report.ok()) return Fail("optimize", report.error(), format);
   if (format == Format::kJson) {
-    std::cout << JsonText(nlohmann::json(*report)) << "\n";
+    PrintJson(nlohmann::json(*report));
   } else {
-    std::fputs(RenderOptimizeReport(*report, Style::ForStream(stdout)).c_str(), stdout);
+    PrintText(stdout, RenderOptimizeReport(*report, Style::ForStream(stdout)));
   }
   if (report->io_error) return kExitUsage;
   return report->Failed() ? kExitFindings : kExitOk;
@@ -115,8 +113,11 @@ void RegisterOptimize(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--calibration-percentile", o.calibration_options.percentile,
                   "percentile: the share of values kept inside the range, in percent")
+      ->check(RealNumberIn(50, 100, "%"))
       ->capture_default_str();
-  cmd->add_option("--rounds", o.measure.rounds, "interleaved measuring rounds")->capture_default_str();
+  cmd->add_option("--rounds", o.measure.rounds, "interleaved measuring rounds")
+      ->check(WholeNumberIn(1, 1000))
+      ->capture_default_str();
   cmd->add_option("--runs", o.measure.runs_per_round,
                   "timed runs of each model per round (0: about one second's worth, 3 to 50)")
       ->check(CLI::Range(0, 100000));

@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "failure.h"
 #include "input_flags.h"
+#include "ortkit/core/files.h"
+#include "ortkit/core/numbers.h"
 #include "ortkit/perf/infer_client.h"
 #include "ortkit/perf/load_generator.h"
 #include "ortkit/perf/perf_plot.h"
@@ -20,61 +23,20 @@
 namespace ortkit::cli {
 namespace {
 
-// A usage error, printed as "ortkit perf: MESSAGE" (or as JSON) with exit code 2.
-int Fail(const std::string& message, Format format, int exit_code = kExitUsage) {
-  if (format == Format::kJson) {
-    std::cout << JsonText(nlohmann::json{{"command", "perf"}, {"error", message}}) << "\n";
-  } else {
-    std::fprintf(stderr, "ortkit perf: %s\n", message.c_str());
-  }
-  return exit_code;
-}
-
-template <typename T>
-Result<std::vector<T>> ParseList(const std::string& text, const std::string& flag) {
-  std::vector<T> values;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) {
-    std::size_t used = 0;
-    T value{};
-    try {
-      if constexpr (std::is_integral_v<T>)
-        value = static_cast<T>(std::stoll(item, &used));
-      else
-        value = static_cast<T>(std::stod(item, &used));
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || value <= 0) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("{} '{}': '{}' is not a positive number", flag, text, item));
-    }
-    values.push_back(value);
-  }
-  if (values.empty()) return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} is empty", flag));
-  return values;
-}
-
 Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::string& http_base) {
   perf::LoadOptions options;
   if (!flags.request_rate.empty()) {
-    ORTKIT_ASSIGN_OR_RETURN(options.request_rates, ParseList<double>(flags.request_rate, "--request-rate"));
+    ORTKIT_ASSIGN_OR_RETURN(options.request_rates, ParseRealNumberList(flags.request_rate, "--request-rate",
+                                                                       {1e-3, perf::LoadOptions::kMostRate}));
   } else {
-    ORTKIT_ASSIGN_OR_RETURN(options.concurrency, ParseList<int>(flags.concurrency, "--concurrency"));
+    ORTKIT_ASSIGN_OR_RETURN(auto concurrency, ParseWholeNumberList(flags.concurrency, "--concurrency",
+                                                                   {1, perf::LoadOptions::kMostConnections}));
+    options.concurrency.assign(concurrency.begin(), concurrency.end());
   }
   if (flags.poisson && flags.request_rate.empty()) {
     return MakeError(ErrorKind::kInvalidArgument, "--poisson needs --request-rate (it shapes the open-loop schedule)");
   }
-  if (!(flags.duration_s > 0))
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--duration {}: must be > 0", flags.duration_s));
-  if (flags.warmup_s < 0)
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--warmup {}: must be >= 0", flags.warmup_s));
-  if (flags.timeout_ms <= 0)
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--timeout-ms {}: must be > 0", flags.timeout_ms));
-  if (flags.max_outstanding <= 0) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--max-outstanding {}: must be > 0", flags.max_outstanding));
-  }
+  ORTKIT_RETURN_IF_ERROR(CheckRange("--timeout-ms", std::int64_t{flags.timeout_ms}, {1, 3'600'000}));
   options.poisson = flags.poisson;
   options.duration_s = flags.duration_s;
   options.warmup_s = flags.warmup_s;
@@ -85,6 +47,7 @@ Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::str
   options.metrics_url = !flags.metrics_url.empty() ? flags.metrics_url
                         : flags.protocol == "http" ? http_base + "/metrics"
                                                    : "";
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   return options;
 }
 
@@ -110,6 +73,7 @@ Result<perf::LoadOptions> CheckedLoadOptions(const PerfFlags& flags, const perf:
                      "--json selects JSON tensors over HTTP; gRPC always sends raw tensor contents");
   }
   ORTKIT_ASSIGN_OR_RETURN(perf::LoadOptions load, MakeLoadOptions(flags, http_base));
+  if (!flags.plot.empty()) ORTKIT_RETURN_IF_ERROR(CheckOutputFile(flags.plot, "--plot"));
   if (!flags.plot.empty() && flags.plot.extension() != ".svg") {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("--plot {}: the plot is an SVG file; name it *.svg", flags.plot.string()));
@@ -147,14 +111,14 @@ Result<std::vector<perf::StepResult>> Measure(const PerfFlags& flags, Format for
   ORTKIT_ASSIGN_OR_RETURN(PreparedRequests prepared, PrepareRequests(flags, *client));
 
   const Style style = Style::ForStream(stderr);
-  if (format == Format::kText) std::fprintf(stderr, "%s\n", style.Dim(PerfStartLine(flags, prepared.model)).c_str());
+  if (format == Format::kText) PrintText(stderr, style.Dim(PerfStartLine(flags, prepared.model)) + "\n");
   const perf::ClientFactory factory = [&client_options] { return perf::CreateClient(client_options); };
   perf::LoopFactory loops;
   if (client_options.protocol == perf::Protocol::kHttp) {
     loops = [&client_options](std::size_t connections) { return perf::CreateHttpLoop(client_options, connections); };
   }
   auto progress = [&](const perf::StepResult& step) {
-    if (format == Format::kText) std::fprintf(stderr, "%s\n", style.Dim(PerfStepLine(step)).c_str());
+    if (format == Format::kText) PrintText(stderr, style.Dim(PerfStepLine(step)) + "\n");
   };
   return perf::RunLoad(load, factory, prepared.requests, progress, loops);
 }
@@ -163,17 +127,17 @@ int Perf(const PerfFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto steps = Measure(flags, format);
-  if (!steps.ok()) return Fail(steps.error().message, format);
+  if (!steps.ok()) return Fail("perf", steps.error(), format);
 
-  std::cout << RenderPerfReport(flags, *steps, format, Style::ForStream(stdout));
+  PrintText(stdout, RenderPerfReport(flags, *steps, format, Style::ForStream(stdout)));
   if (format == Format::kText) {
     const Style style = Style::ForStream(stderr);
-    for (const auto& note : PerfNotes(*steps)) std::fprintf(stderr, "%s\n", style.Dim(note).c_str());
+    for (const auto& note : PerfNotes(*steps)) PrintText(stderr, style.Dim(note) + "\n");
   }
   if (!flags.plot.empty()) {
     auto written = perf::WriteThroughputLatencyPlot(
         flags.plot, fmt::format("ortkit perf: {} at {}", flags.model, flags.url), PerfPlotPoints(*steps));
-    if (!written.ok()) return Fail(written.error().message, format);
+    if (!written.ok()) return Fail("perf", written.error(), format);
   }
   const bool any_success =
       std::any_of(steps->begin(), steps->end(), [](const perf::StepResult& s) { return s.succeeded > 0; });

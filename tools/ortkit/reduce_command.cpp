@@ -11,8 +11,11 @@
 
 #include "bench_command.h"
 #include "commands.h"
+#include "failure.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "number_flags.h"
+#include "ortkit/core/files.h"
 #include "ortkit/reduce/reduce.h"
 #include "ortkit/reduce/reproducer.h"
 #include "terminal.h"
@@ -39,11 +42,6 @@ struct ReduceFlags {
 };
 
 // The error as text on stderr, or as {"error": ...} on stdout with --format json.
-int Fail(const std::string& message, Format format, int code = kExitUsage) {
-  ReportFailure("reduce", {}, message, format);
-  return code;
-}
-
 /// The reduction's options from the flags; a usage error names the flag.
 Result<ReduceOptions> OptionsFrom(const ReduceFlags& flags) {
   ReduceOptions options;
@@ -62,18 +60,10 @@ Result<ReduceOptions> OptionsFrom(const ReduceFlags& flags) {
                      fmt::format("--command-timeout {} must be a number of seconds above 0", flags.command_timeout_s));
   }
   options.command_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(flags.command_timeout_s * 1000));
-  if (FindProvider(flags.provider) == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("--provider '{}' is not one of {}", flags.provider,
-                                                              fmt::join(KnownProviderNames(), ", ")));
-  }
+  ORTKIT_RETURN_IF_ERROR(CheckProviderName(flags.provider));
   options.session.provider = flags.provider;
   options.seed = flags.inputs.seed;
-  std::error_code ec;
-  if (fs::exists(flags.out, ec) && fs::equivalent(flags.model, flags.out, ec)) {
-    return MakeError(
-        ErrorKind::kInvalidArgument,
-        fmt::format("--out '{}' is the model being reduced; write the reduced model elsewhere", flags.out.string()));
-  }
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(flags.out, "--out", {flags.model}));
   return options;
 }
 
@@ -83,8 +73,8 @@ std::string NodeList(const ReduceReport& report) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-void PrintText(const ReduceReport& report, const ReproducerFiles& files, const ReduceOptions& options,
-               const Style& style) {
+void PrintReport(const ReduceReport& report, const ReproducerFiles& files, const ReduceOptions& options,
+                 const Style& style) {
   std::string out = fmt::format("{} {} -> {}\n\n", style.Bold("ortkit reduce"), report.model, files.model.string());
   out += fmt::format("  condition   {}{}\n", report.condition.ToString(),
                      report.code.empty() ? "" : fmt::format(" ({})", report.code));
@@ -106,15 +96,15 @@ void PrintText(const ReduceReport& report, const ReproducerFiles& files, const R
                      files.model.string(), files.inputs.string(), files.npy.size(), files.npy.size() == 1 ? "" : "s",
                      files.script.string());
   out += fmt::format("  reproduce with: {}\n", files.command);
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 /// The original does not fail as asked: say so, write nothing.
 int PrintNotFailing(const ReduceReport& report, Format format) {
   if (format == Format::kJson) {
-    std::cout << JsonText(report.ToJson()) << "\n";
+    PrintJson(report.ToJson());
   } else {
-    std::fprintf(stderr, "ortkit reduce: %s\nnothing written\n", report.not_failing.c_str());
+    PrintNote("reduce", report.not_failing + "\nnothing written");
   }
   return kExitFindings;
 }
@@ -141,19 +131,19 @@ int Run(const ReduceFlags& flags) {
   Format format;
   ParseFormat(flags.format, &format);
   auto options = OptionsFrom(flags);
-  if (!options.ok()) return Fail(options.error().message, format);
+  if (!options.ok()) return Fail("reduce", options.error(), format);
   auto report = RunReduction(flags, *options);
-  if (!report.ok()) return Fail(report.error().message, format, ExitCodeFor(report.error().kind));
+  if (!report.ok()) return Fail("reduce", report.error(), format);
   if (!report->original_fails) return PrintNotFailing(*report, format);
   auto files = WriteReproducer(*report, flags.out);
-  if (!files.ok()) return Fail(files.error().message, format, ExitCodeFor(files.error().kind));
+  if (!files.ok()) return Fail("reduce", files.error(), format);
   if (format == Format::kJson) {
     nlohmann::json j = report->ToJson();
     j["written"] = files->ToJson();
     j["command"] = files->command;
-    std::cout << JsonText(j) << "\n";
+    PrintJson(j);
   } else {
-    PrintText(*report, *files, *options, Style::ForStream(stdout));
+    PrintReport(*report, *files, *options, Style::ForStream(stdout));
   }
   return kExitOk;
 }
@@ -176,11 +166,13 @@ void RegisterReduce(CLI::App& app, int& exit_code) {
                   "load, run: text the runtime's message must contain; cmd: text the command's output must contain");
   cmd->add_option("--command-timeout", flags->command_timeout_s,
                   "cmd: seconds each run of the command may take; a run that times out does not count as failing")
+      ->check(RealNumberIn(0.001, 86400, "s"))
       ->capture_default_str();
   cmd->add_option("--atol", flags->atol, "diverge: absolute tolerance (default: per element type, as validate)");
   cmd->add_option("--rtol", flags->rtol, "diverge: relative tolerance (default: per element type, as validate)");
   cmd->add_option("--time-budget", flags->time_budget_s,
                   "seconds the search may take; then the smallest failing model so far is kept")
+      ->check(RealNumberIn(0.001, 7 * 86400, "s"))
       ->capture_default_str();
   cmd->add_option("--provider", flags->provider, "execution provider of load, run and nan (cpu, cuda, ...)")
       ->capture_default_str();

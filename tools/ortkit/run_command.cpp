@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 #include "commands.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "ortkit/core/files.h"
 #include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/tensor/file_names.h"
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/npz.h"
 #include "ortkit/tensor/tensor_stats.h"
@@ -42,6 +45,9 @@ struct RunFlags {
 
 std::string Number(double v) { return fmt::format("{:.6g}", v); }
 
+/// Beside the .npy files: which file holds which output ({"files": {"a/b": "a_b.npy", "a_b": "a_b_2.npy"}}).
+constexpr const char* kOutputIndexFile = "outputs.json";
+
 Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs,
                    const std::vector<NamedTensor>& outputs) {
   std::error_code ec;
@@ -49,13 +55,20 @@ Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("--output-dir {}: {}", flags.output_dir.string(), ec.message()));
   if (flags.save_format == "npz") return WriteNpz(flags.output_dir / "outputs.npz", outputs);
   if (flags.save_format == "pb") return WriteTestDataSet(flags.output_dir / "test_data_set_0", inputs, outputs);
-  for (const auto& out : outputs) {
-    std::string file = out.name;
-    for (char& c : file) {
-      if (c == '/' || c == '\\' || c == ':') c = '_';
-    }
-    ORTKIT_RETURN_IF_ERROR(WriteNpy(flags.output_dir / (file + ".npy"), out.tensor));
+  // Names are arbitrary bytes: "a/b" and "a_b" get files of their own, and outputs.json says which is which.
+  std::vector<std::string> names;
+  for (const auto& out : outputs) names.push_back(out.name);
+  const std::vector<std::string> files = TensorFileNames(names, ".npy");
+  nlohmann::json index = nlohmann::json::object();
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    ORTKIT_RETURN_IF_ERROR(WriteNpy(flags.output_dir / files[i], outputs[i].tensor));
+    index[outputs[i].name] = files[i];
   }
+  std::ofstream file(flags.output_dir / kOutputIndexFile, std::ios::binary | std::ios::trunc);
+  file << JsonText(nlohmann::json{{"files", index}}) << "\n";
+  file.close();
+  if (!file)
+    return MakeError(ErrorKind::kIo, fmt::format("writing {} failed", (flags.output_dir / kOutputIndexFile).string()));
   return OkStatus();
 }
 
@@ -121,7 +134,7 @@ std::vector<Diagnosis> OutputShapeFindings(const RunFlags& flags, const OpenedMo
   return findings;
 }
 
-void PrintJson(const RunFlags& flags, const RunResult& result) {
+void PrintRunJson(const RunFlags& flags, const RunResult& result) {
   nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", result.ms}};
   const PreparedInputs& prepared = result.inputs;
   for (std::size_t i = 0; i < prepared.tensors.size(); ++i) {
@@ -146,10 +159,10 @@ void PrintJson(const RunFlags& flags, const RunResult& result) {
   json["size_notes"] = result.size_notes;
   json["diagnoses"] = result.findings;
   if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
-  std::cout << JsonText(json) << "\n";
+  PrintJson(json);
 }
 
-void PrintText(const RunFlags& flags, const RunResult& result) {
+void PrintRunText(const RunFlags& flags, const RunResult& result) {
   const Style style = Style::ForStream(stdout);
   std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),
                                 flags.provider, result.ms);
@@ -179,7 +192,7 @@ void PrintText(const RunFlags& flags, const RunResult& result) {
   for (const auto& d : result.findings) out += "\n" + RenderDiagnosis(d, style) + "\n";
   if (!flags.output_dir.empty())
     out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
-  std::fputs(out.c_str(), stdout);
+  PrintText(stdout, out);
 }
 
 int Run(const RunFlags& flags) {
@@ -194,6 +207,10 @@ int Run(const RunFlags& flags) {
   if (int failed = RunOnce(flags, *opened, format, result); failed != kExitOk) return failed;
   result.findings = OutputShapeFindings(flags, *opened, result.outputs);
   if (!flags.output_dir.empty()) {
+    if (auto folder = CheckOutputFolder(flags.output_dir, "--output-dir"); !folder.ok()) {
+      ReportFailure("run", {}, folder.error().message, format);
+      return kExitUsage;
+    }
     auto saved = SaveOutputs(flags, result.inputs.tensors, result.outputs);
     if (!saved.ok()) {
       ReportFailure("run", {}, saved.error().message, format);
@@ -202,9 +219,9 @@ int Run(const RunFlags& flags) {
   }
   result.not_fetched = NonTensorOutputs(*opened->session);
   if (format == Format::kJson) {
-    PrintJson(flags, result);
+    PrintRunJson(flags, result);
   } else {
-    PrintText(flags, result);
+    PrintRunText(flags, result);
   }
   return kExitOk;
 }
@@ -219,7 +236,8 @@ void RegisterRun(CLI::App& app, int& exit_code) {
   cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();
   cmd->add_option("--output-dir", flags->output_dir, "save the outputs (and, with --save-format pb, the inputs) here");
   cmd->add_option("--save-format", flags->save_format,
-                  "npy: DIR/NAME.npy per output; npz: DIR/outputs.npz; pb: DIR/test_data_set_0/{input,output}_K.pb, "
+                  "npy: DIR/NAME.npy per output, with DIR/outputs.json naming the file of each; npz: DIR/outputs.npz; "
+                  "pb: DIR/test_data_set_0/{input,output}_K.pb, "
                   "a reference for `ortkit validate`")
       ->check(CLI::IsMember({"npy", "npz", "pb"}))
       ->capture_default_str();

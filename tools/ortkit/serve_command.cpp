@@ -18,6 +18,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "failure.h"
+#include "ortkit/core/files.h"
 #include "ortkit/core/memory.h"
 #include "ortkit/serve/grpc/grpc_server.h"
 #include "ortkit/serve/http/http_server.h"
@@ -46,13 +48,10 @@ struct ServeFlags {
   serve::ConfigOverrides overrides;  // of every model's configuration file
 };
 
-int Fail(const Error& e) {
-  std::fprintf(stderr, "ortkit serve: %s\n", e.message.c_str());
-  return ExitCodeFor(e.kind);
-}
+int Fail(const Error& e) { return cli::Fail("serve", e, Format::kText); }
 
 void PrintNotes(const std::vector<std::string>& notes) {
-  for (const auto& note : notes) std::fprintf(stderr, "ortkit serve: note: %s\n", note.c_str());
+  for (const auto& note : notes) PrintNote("serve", "note: " + note);
 }
 
 // Signals are taken by one thread with sigwait: blocked here, before any thread starts, so that
@@ -73,6 +72,9 @@ class AccessLogWriter {
   Status Open(const std::string& where) {
     if (where.empty()) return OkStatus();
     if (where != "-") {
+      // A pipe would block the server at the first line no one reads, a device would swallow the log:
+      // '-' writes to stderr, which a supervisor collects.
+      ORTKIT_RETURN_IF_ERROR(CheckOutputFile(where, "--access-log (use '-' for stderr)"));
       file_.open(where, std::ios::app);
       if (!file_) return MakeError(ErrorKind::kIo, "--access-log: cannot write " + where);
     }
@@ -88,7 +90,7 @@ class AccessLogWriter {
       if (file_.is_open())
         file_ << line << std::flush;
       else
-        std::fputs(line.c_str(), stderr);
+        PrintText(stderr, line);
     };
   }
 
@@ -133,7 +135,7 @@ void PrintListening(const ServeFlags& flags, const FrontEnds& ends, const serve:
   std::string line = fmt::format("listening http={}:{}", flags.host, ends.http->port());
   if (ends.grpc) line += fmt::format(" grpc={}:{}", flags.host, ends.grpc->port());
   if (ends.http->metrics_port() >= 0) line += fmt::format(" metrics={}:{}", flags.host, ends.http->metrics_port());
-  std::printf("%s models=%s\n", line.c_str(), fmt::format("{}", fmt::join(core.ModelNames(), ",")).c_str());
+  PrintText(stdout, fmt::format("{} models={}\n", line, fmt::join(core.ModelNames(), ",")));
   std::fflush(stdout);
 }
 
@@ -164,7 +166,7 @@ int DrainWithin(FrontEnds& ends, serve::InferenceCore& core, std::chrono::second
       const std::string why =
           again ? std::string("a second signal")
                 : fmt::format("the drain deadline of {} s passed (--drain-timeout-s)", deadline.count());
-      std::fprintf(stderr, "ortkit serve: %s: exiting with requests unanswered\n", why.c_str());
+      PrintNote("serve", why + ": exiting with requests unanswered");
       std::fflush(nullptr);
       std::_Exit(kExitFindings);  // the drainer still holds the objects that destructors would wait for
     }
@@ -228,7 +230,7 @@ int Serve(const ServeFlags& flags) {
   if (!ends.ok()) return Fail(ends.error());
   ends->http->Start();  // live probes answer while the models load; ready waits for them
 
-  std::fprintf(stderr, "ortkit serve: loading %zu model(s)\n", (*core)->ModelNames().size());
+  PrintNote("serve", fmt::format("loading {} model(s)", (*core)->ModelNames().size()));
   Status loaded = (*core)->LoadModels();
   PrintNotes((*core)->notes());
   if (!loaded.ok()) {
@@ -239,9 +241,9 @@ int Serve(const ServeFlags& flags) {
   PrintListening(flags, *ends, **core);
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  std::fprintf(stderr, "ortkit serve: %s: draining\n", signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  PrintNote("serve", fmt::format("{}: draining", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"));
   const int code = DrainWithin(*ends, **core, std::chrono::seconds(flags.drain_timeout_s), signals);
-  std::fprintf(stderr, "ortkit serve: stopped\n");
+  PrintNote("serve", "stopped");
   return code;
 }
 

@@ -59,6 +59,13 @@ std::string Style::ForSeverity(Severity severity, const std::string& s) const {
   return s;
 }
 
+void PrintText(std::FILE* stream, std::string_view rendered) {
+  const std::string safe = SafeForTerminal(rendered, Style::ForStream(stream).color);
+  std::fwrite(safe.data(), 1, safe.size(), stream);
+}
+
+void PrintJson(const nlohmann::json& json) { PrintText(stdout, JsonText(json) + "\n"); }
+
 std::size_t VisibleWidth(const std::string& s) {
   std::size_t width = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -83,9 +90,16 @@ void Table::AddRow(std::vector<std::string> cells) {
 }
 
 std::string Table::Render(const Style& style, const std::string& indent) const {
+  // A cell is one line: a newline or tab in a name is written out, and widths count what is shown.
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size());
+  for (const auto& row : rows_) {
+    auto& safe = rows.emplace_back();
+    for (const auto& cell : row) safe.push_back(EscapeForTerminal(cell, style.color));
+  }
   std::vector<std::size_t> widths(headers_.size());
   for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = VisibleWidth(headers_[c]);
-  for (const auto& row : rows_) {
+  for (const auto& row : rows) {
     for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], VisibleWidth(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells, bool header) {
@@ -104,19 +118,39 @@ std::string Table::Render(const Style& style, const std::string& indent) const {
     return out + "\n";
   };
   std::string out = line(headers_, true);
-  for (const auto& row : rows_) out += line(row, false);
+  for (const auto& row : rows) out += line(row, false);
   return out;
 }
 
+namespace {
+
+/// A field of a diagnosis, its further lines indented under its first: a newline in a name or in a
+/// runtime's message stays inside the diagnosis it belongs to.
+std::string Indented(std::string_view text, std::size_t indent) {
+  std::string out;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find('\n', start);
+    if (start > 0) out += "\n" + std::string(indent, ' ');
+    out += EscapeForTerminal(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 std::string RenderDiagnosis(const Diagnosis& d, const Style& style) {
+  constexpr std::size_t kFieldIndent = 16;  // "         cause: "
   std::string out =
       fmt::format("{}  {}  {}\n", style.ForSeverity(d.severity, fmt::format("{:<7}", ToString(d.severity))),
-                  style.Bold(d.code), d.message);
+                  style.Bold(EscapeForTerminal(d.code)), Indented(d.message, 9));
   const std::string where = d.location.Describe();
-  if (!where.empty()) out += fmt::format("         {} {}\n", style.Dim("at:   "), where);
-  if (!d.cause.empty())
-    out += fmt::format("         {} {}{}\n", style.Dim("cause:"), d.cause, d.heuristic ? " (heuristic)" : "");
-  if (!d.fix.empty()) out += fmt::format("         {} {}\n", style.Dim("fix:  "), d.fix);
+  if (!where.empty()) out += fmt::format("         {} {}\n", style.Dim("at:   "), Indented(where, kFieldIndent));
+  if (!d.cause.empty()) {
+    out += fmt::format("         {} {}{}\n", style.Dim("cause:"), Indented(d.cause, kFieldIndent),
+                       d.heuristic ? " (heuristic)" : "");
+  }
+  if (!d.fix.empty()) out += fmt::format("         {} {}\n", style.Dim("fix:  "), Indented(d.fix, kFieldIndent));
   return out;
 }
 

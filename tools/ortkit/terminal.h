@@ -3,10 +3,12 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/core/terminal_text.h"
 #include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit::cli {
@@ -47,6 +49,13 @@ class Table {
   std::vector<bool> right_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+/// Writes `rendered` to `stream` made safe for a terminal (colour kept when the stream is coloured).
+void PrintText(std::FILE* stream, std::string_view rendered);
+
+/// Writes `json` as --format json prints it to stdout, then a newline: exact JSON, through PrintText
+/// (JSON escapes C0 itself, and PrintText writes the rest as \u escapes that decode the same).
+void PrintJson(const nlohmann::json& json);
 
 /// Visible width of `s`: UTF-8 code points, colour escapes excluded.
 std::size_t VisibleWidth(const std::string& s);

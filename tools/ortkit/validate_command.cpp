@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "number_flags.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/validate/validate.h"
 #include "terminal.h"
@@ -203,11 +204,11 @@ int Run(const ValidateFlags& flags) {
   json["provider"] = flags.provider;
   json["verdict"] = passed ? "pass" : "fail";
   if (format == Format::kJson) {
-    std::cout << JsonText(json) << "\n";
+    PrintJson(json);
   } else {
     text += RenderValidateSteps(report, style);
     text += fmt::format("\n{}\n", passed ? style.Green("PASS") : style.Red("FAIL"));
-    std::fputs(text.c_str(), stdout);
+    PrintText(stdout, text);
   }
   return passed ? kExitOk : kExitFindings;
 }
@@ -246,7 +247,7 @@ void RegisterValidate(CLI::App& app, int& exit_code) {
       "--localize", flags->localize,
       "when outputs disagree, find the first intermediate value that diverges (exposing intermediates in chunks)");
   cmd->add_option("--localize-chunk", flags->localize_chunk, "intermediate values exposed per session while localising")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumberIn(1, 1'000'000))
       ->capture_default_str();
   flags->inputs.Register(cmd);
   cmd->add_option("--provider", flags->provider, "execution provider")->capture_default_str();

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/numbers.h"
 #include "ortkit/runtime/repeated_run.h"
 
 namespace ortkit {
@@ -73,22 +74,7 @@ void Measure(Worker& worker, const BenchOptions& options, std::int64_t total, st
 
 Status CheckOptions(std::span<Session* const> sessions, const BenchOptions& options) {
   if (sessions.empty()) return MakeError(ErrorKind::kInvalidArgument, "benchmark: no session to run");
-  if (options.duration_s < 0) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("benchmark: duration {} s is negative", options.duration_s));
-  }
-  if (options.duration_s == 0 && options.iterations < 1) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("benchmark: {} iterations; at least one run must be measured", options.iterations));
-  }
-  if (options.warmup < 0) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("benchmark: {} warm-up runs is negative", options.warmup));
-  }
-  if (options.concurrency < 1) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("benchmark: concurrency {}; at least one thread must call Run", options.concurrency));
-  }
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   if (options.rows_per_run < 1) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("benchmark: {} rows per run", options.rows_per_run));
   }
@@ -187,6 +173,15 @@ Status CollectSamples(const std::vector<Worker>& workers, BenchResult* result) {
 }
 
 }  // namespace
+
+Status BenchOptions::Validate() const {
+  ORTKIT_RETURN_IF_ERROR(CheckRange("benchmark: duration", duration_s, {0, 86400, "s"}));
+  if (duration_s == 0) ORTKIT_RETURN_IF_ERROR(CheckRange("benchmark: iterations", iterations, {1, kMostIterations}));
+  ORTKIT_RETURN_IF_ERROR(CheckRange("benchmark: warm-up runs", warmup, {0, kMostWarmup}));
+  ORTKIT_RETURN_IF_ERROR(
+      CheckRange("benchmark: threads per session (concurrency)", std::int64_t{concurrency}, {1, 1024}));
+  return CheckRange("benchmark: rows per run", rows_per_run, {1, std::int64_t{1} << 40});
+}
 
 std::int64_t PeakResidentBytes() {
   rusage usage{};

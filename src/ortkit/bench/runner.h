@@ -17,6 +17,9 @@
 namespace ortkit {
 
 struct BenchOptions {
+  static constexpr std::int64_t kMostIterations = 10'000'000;
+  static constexpr std::int64_t kMostWarmup = 1'000'000;
+
   /// Measured runs in total, over all threads and sessions. Used when duration_s is 0.
   std::int64_t iterations = 100;
   /// > 0: measure for this many seconds instead of a count (each thread from its own start).
@@ -34,6 +37,10 @@ struct BenchOptions {
   /// Called from the calling thread while measuring, with the fraction done (0..1), about ten
   /// times a second. Must not block for long: measuring threads keep running meanwhile.
   std::function<void(double fraction)> progress;
+
+  /// Each field in its range (kInvalidArgument naming it): at most 10^7 runs (their times are kept, 8
+  /// bytes each), a day of measuring, 10^6 warm-up runs, 1024 threads.
+  Status Validate() const;
 };
 
 /// Process resources over the measuring phase (getrusage).

@@ -1,11 +1,13 @@
 #include "ortkit/bench/shape_sweep.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/numbers.h"
 #include "ortkit/tensor/synthesis.h"
 
 namespace ortkit {
@@ -24,20 +26,14 @@ std::vector<std::string> Split(const std::string& text, char separator) {
   }
 }
 
+/// A benchmarked size: at least 1, and no tensor has a dimension past 2^62.
 Result<std::int64_t> ParsePositive(const std::string& text, const std::string& context) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 1) return static_cast<std::int64_t>(v);
-    if (used == text.size()) {
-      return MakeError(
-          ErrorKind::kInvalidArgument,
-          fmt::format("{}: size {} is impossible; a benchmarked dimension must be at least 1", context, v));
-    }
-  } catch (const std::exception&) {
-  }
+  ORTKIT_ASSIGN_OR_RETURN(
+      const std::int64_t v,
+      ParseWholeNumber(text, context, {std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62}));
+  if (v >= 1) return v;
   return MakeError(ErrorKind::kInvalidArgument,
-                   fmt::format("{}: '{}' is not a size (a whole number >= 1)", context, text));
+                   fmt::format("{}: size {} is impossible; a benchmarked dimension must be at least 1", context, v));
 }
 
 std::set<std::string> SymbolicDims(const std::vector<TensorSpec>& inputs) {

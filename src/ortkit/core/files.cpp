@@ -35,4 +35,35 @@ Result<std::uint64_t> RegularFileSize(const std::filesystem::path& path, std::st
   return size;
 }
 
+Status CheckOutputFile(const std::filesystem::path& path, std::string_view flag,
+                       std::initializer_list<std::filesystem::path> inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} {}: is {}, not a file ortkit can write; name a file",
+                                                              flag, path.string(), DescribeFileType(status)));
+  }
+  if (!fs::exists(status)) return OkStatus();
+  for (const fs::path& input : inputs) {
+    if (!input.empty() && fs::equivalent(input, path, ec)) {
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("{} {}: is {}, which this command reads; write elsewhere", flag, path.string(), input.string()));
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckOutputFolder(const std::filesystem::path& path, std::string_view flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} {}: is {}, not a folder", flag, path.string(), DescribeFileType(status)));
+  }
+  return OkStatus();
+}
+
 }  // namespace ortkit

@@ -20,11 +20,17 @@ struct ProcessOutput {
 };
 
 struct ProcessOptions {
-  std::chrono::milliseconds timeout{60'000};  ///< then SIGKILL, and timed_out is set
+  std::chrono::milliseconds timeout{60'000};  ///< then SIGKILL, and timed_out is set; 0: no limit
   std::size_t max_output = 4 << 20;           ///< bytes kept of each stream; the rest is read and dropped
+  /// The child writes to this process's standard output and error (nothing is collected), as a
+  /// command that hands its work to another program does.
+  bool inherit_output = false;
+  /// NAME=VALUE entries set in the child's environment, over this process's own.
+  std::vector<std::string> environment;
 };
 
-/// Runs `argv` (argv[0] searched on PATH when it has no slash) with the current environment and
+/// Runs `argv` (argv[0] searched on PATH when it has no slash) with the current environment (and
+/// options.environment) and
 /// standard input from /dev/null, and waits for it. Fails only when the program cannot be started (kNotFound for a
 /// missing program); a non-zero exit, a signal or the timeout come back in ProcessOutput. Thread-safe.
 Result<ProcessOutput> RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});

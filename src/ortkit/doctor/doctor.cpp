@@ -508,12 +508,7 @@ void AddNonTensorOutputs(const onnx::ModelProto& proto, const std::string& file,
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
   if (options.providers.empty()) return MakeError(ErrorKind::kInvalidArgument, "no provider given");
   ORTKIT_RETURN_IF_ERROR(options.tolerance.Validate());
-  for (const auto& name : options.providers) {
-    if (FindProvider(name) == nullptr) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("unknown provider '{}'; known: {}", name, fmt::join(KnownProviderNames(), ", ")));
-    }
-  }
+  for (const auto& name : options.providers) ORTKIT_RETURN_IF_ERROR(CheckProviderName(name));
   if (!options.reference.empty() && !Exists(options.reference)) {
     return MakeError(ErrorKind::kNotFound,
                      fmt::format("the reference '{}' does not exist", options.reference.string()));

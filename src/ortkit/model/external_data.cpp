@@ -214,9 +214,11 @@ Status InlineExternalData(onnx::ModelProto& model, const std::filesystem::path& 
                                                    file.string(), ec.message()));
     if (length < 0) length = static_cast<std::int64_t>(file_size) - offset;
     if (length < 0 || static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(length) > file_size) {
-      return MakeError(ErrorKind::kInvalidModel,
-                       fmt::format("tensor '{}': external data range [{}, {}) lies outside '{}' ({} bytes)",
-                                   tensor.name(), offset, offset + length, file.string(), file_size));
+      return MakeError(
+          ErrorKind::kInvalidModel,
+          fmt::format("tensor '{}': external data range [{}, {}) lies outside '{}' ({} bytes)", tensor.name(), offset,
+                      static_cast<std::uint64_t>(offset) + static_cast<std::uint64_t>(length), file.string(),
+                      file_size));
     }
     inlined += static_cast<std::uint64_t>(length);
     if (inlined > max_bytes) {
@@ -243,7 +245,9 @@ Status WriteModel(onnx::ModelProto model, const std::filesystem::path& path, boo
   constexpr std::uint64_t kAlignment = 4096;
   const std::string data_name = path.filename().string() + ".data";
   const std::filesystem::path data_path = path.parent_path() / data_name;
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(path, "the model"));
   if (external_data) {
+    ORTKIT_RETURN_IF_ERROR(CheckOutputFile(data_path, "its external data"));
     std::ofstream data(data_path, std::ios::binary | std::ios::trunc);
     if (!data) return MakeError(ErrorKind::kIo, fmt::format("cannot write '{}'", data_path.string()));
     std::uint64_t offset = 0;

@@ -1,16 +1,20 @@
 #include "ortkit/perf/load_generator.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "ortkit/core/cpus.h"
+#include "ortkit/core/numbers.h"
 #include "ortkit/perf/prometheus.h"
 
 namespace ortkit::perf {
@@ -96,17 +100,38 @@ void LoopClosed(InferLoop& loop, std::size_t connections, const RequestSet& requ
   }
 }
 
-// Times (from the step's start) at which open-loop requests leave.
-std::vector<double> Schedule(double rate, double total_s, bool poisson, std::uint64_t seed) {
-  std::vector<double> times;
-  std::mt19937_64 rng(seed);
-  std::exponential_distribution<double> gap(rate);
-  for (double t = 0; t < total_s;) {
-    times.push_back(t);
-    t += poisson ? gap(rng) : 1.0 / rate;
+// Times (from the step's start) at which open-loop requests leave, drawn as they are taken: memory
+// stays flat whatever the rate and the window.
+class Schedule {
+ public:
+  Schedule(double rate, double total_s, bool poisson, std::uint64_t seed)
+      : rate_(rate), total_s_(total_s), poisson_(poisson), rng_(seed), gap_(rate) {}
+
+  /// The next request's time, or nothing once the schedule has passed its end.
+  std::optional<double> Next() {
+    std::lock_guard lock(mutex_);
+    if (poisson_) {
+      const double t = time_;
+      time_ += gap_(rng_);
+      return t < total_s_ ? std::optional<double>(t) : std::nullopt;
+    }
+    const double t = static_cast<double>(taken_++) / rate_;
+    return t < total_s_ ? std::optional<double>(t) : std::nullopt;
   }
-  return times;
-}
+
+  /// How many requests it holds (expected, for Poisson): the threads needed to send them.
+  double Expected() const { return rate_ * total_s_; }
+
+ private:
+  double rate_;
+  double total_s_;
+  bool poisson_;
+  std::mutex mutex_;
+  std::mt19937_64 rng_;
+  std::exponential_distribution<double> gap_;
+  double time_ = 0;
+  std::uint64_t taken_ = 0;
+};
 
 StepResult Summarize(std::vector<ThreadLog>& logs, Clock::time_point begin, Clock::time_point end) {
   StepResult step;
@@ -151,16 +176,14 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
                    const RequestSet& requests, int concurrency, double rate, std::uint64_t step_seed) {
   const bool open_loop = rate > 0;
   const bool event_loops = !open_loop && loops;
-  std::vector<double> schedule;
+  // The schedule runs a little past the window so that the window never sees the tail thin out.
+  Schedule schedule(open_loop ? rate : 1, options.warmup_s + options.duration_s + 0.5, options.poisson, step_seed);
   int threads = event_loops ? std::min(concurrency, UsableCpus().cores) : concurrency;
   if (open_loop) {
-    // The schedule runs a little past the window so that the window never sees the tail thin out.
-    schedule = Schedule(rate, options.warmup_s + options.duration_s + 0.5, options.poisson, step_seed);
-    threads = std::max(1, std::min<int>(options.max_outstanding, static_cast<int>(schedule.size())));
+    threads = static_cast<int>(std::clamp(std::ceil(schedule.Expected()), 1.0, double{options.max_outstanding}));
   }
   std::vector<ThreadLog> logs(static_cast<std::size_t>(threads));
   std::atomic<bool> stop{false};
-  std::atomic<std::size_t> next{0};
   const Clock::time_point start = Clock::now();
 
   auto worker = [&](std::size_t index) {
@@ -185,8 +208,10 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
       while (!stop.load(std::memory_order_relaxed)) Send(**client, Pick(requests, rng), Clock::now(), log);
       return;
     }
-    for (std::size_t k = next++; k < schedule.size() && !stop.load(std::memory_order_relaxed); k = next++) {
-      const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(schedule[k]));
+    while (!stop.load(std::memory_order_relaxed)) {
+      const std::optional<double> at = schedule.Next();
+      if (!at) break;
+      const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*at));
       std::this_thread::sleep_until(due);
       if (Clock::now() - due > std::chrono::milliseconds(1)) ++log.late;
       Send(**client, Pick(requests, rng), due, log);
@@ -218,6 +243,34 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
 
 }  // namespace
 
+Status LoadOptions::Validate() const {
+  // Each connection holds a socket: the files this process may open bound them too, less a margin for
+  // its own files.
+  rlimit files{};
+  std::int64_t most = kMostConnections;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    most = std::min<std::int64_t>(most, static_cast<std::int64_t>(files.rlim_cur) - 64);
+  for (int c : concurrency) {
+    if (c < 1 || c > most) {
+      return MakeError(
+          ErrorKind::kInvalidArgument,
+          fmt::format("--concurrency {}: expected 1 to {} (each connection is a socket; ortkit perf opens at "
+                      "most {}, and this process may open {} files)",
+                      c, std::max<std::int64_t>(most, 1), kMostConnections,
+                      files.rlim_cur == RLIM_INFINITY ? std::string("unlimited") : std::to_string(files.rlim_cur)));
+    }
+  }
+  for (double r : request_rates) {
+    ORTKIT_RETURN_IF_ERROR(CheckRange("--request-rate", r,
+                                      {1e-3, kMostRate,
+                                       "requests/s (one perf process cannot "
+                                       "schedule more; run several)"}));
+  }
+  ORTKIT_RETURN_IF_ERROR(CheckRange("--duration", duration_s, {1e-3, kMostDuration, "s"}));
+  ORTKIT_RETURN_IF_ERROR(CheckRange("--warmup", warmup_s, {0, 3600, "s"}));
+  return CheckRange("--max-outstanding", std::int64_t{max_outstanding}, {1, kMostConnections});
+}
+
 Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const ClientFactory& factory,
                                         const RequestSet& requests,
                                         const std::function<void(const StepResult&)>& on_step,
@@ -225,6 +278,7 @@ Result<std::vector<StepResult>> RunLoad(const LoadOptions& options, const Client
   if (requests.by_length.size() != requests.lengths.Values().size()) {
     return MakeError(ErrorKind::kInternal, "RunLoad: one encoded request per length is required");
   }
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   ORTKIT_ASSIGN_OR_RETURN(auto probe, factory());
   (void)probe;
   std::vector<StepResult> steps;

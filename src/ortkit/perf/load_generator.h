@@ -20,6 +20,13 @@
 namespace ortkit::perf {
 
 struct LoadOptions {
+  /// Connections one step may open: each is a socket (and, over gRPC, a thread).
+  static constexpr int kMostConnections = 4096;
+  /// Requests per second one perf process can schedule; past it, run several.
+  static constexpr double kMostRate = 100'000;
+  /// Seconds a step may measure: every answer's time is kept, so that its percentiles are exact.
+  static constexpr double kMostDuration = 600;
+
   std::vector<int> concurrency = {1};  ///< closed-loop steps, used when request_rates is empty
   std::vector<double> request_rates;   ///< open-loop steps in requests per second
   bool poisson = false;                ///< open loop: exponential gaps instead of even spacing
@@ -29,6 +36,11 @@ struct LoadOptions {
   std::string metrics_url;             ///< scraped at the window's edges; empty: no batch size
   std::string model;                   ///< the "model" label to read metrics for
   std::uint64_t seed = 0;              ///< which prepared request each send picks
+
+  /// Each field in its range (kInvalidArgument naming the flag that sets it): connections up to
+  /// kMostConnections and the files this process may open, rates up to kMostRate, a step's window up
+  /// to kMostDuration; NaN and infinities nowhere.
+  Status Validate() const;
 };
 
 /// The requests to send: one per size of the varied dimension (index = size - lengths.min).

@@ -1,24 +1,15 @@
 #include "ortkit/reduce/input_folder.h"
 
-#include <set>
-
-#include <fmt/format.h>
-
+#include "ortkit/tensor/file_names.h"
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/test_case.h"
-#include "ortkit/validate/localize.h"
 
 namespace ortkit {
 
 std::vector<std::string> NpyFileNames(std::span<const NamedTensor> inputs) {
-  std::set<std::string> used;
   std::vector<std::string> names;
-  for (const auto& in : inputs) {
-    std::string stem = ReferenceFileStem(in.name);
-    for (int k = 2; !used.insert(stem).second; ++k) stem = fmt::format("{}_{}", ReferenceFileStem(in.name), k);
-    names.push_back(stem + ".npy");
-  }
-  return names;
+  for (const auto& in : inputs) names.push_back(in.name);
+  return TensorFileNames(names, ".npy");
 }
 
 Result<std::vector<std::filesystem::path>> WriteInputFolder(const std::filesystem::path& folder,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/core/files.h"
 #include "ortkit/model/external_data.h"
 #include "ortkit/reduce/command_check.h"
 #include "ortkit/reduce/input_folder.h"
@@ -51,6 +52,13 @@ std::string ScriptSettings(const ReduceReport& report, const std::string& model_
   text += fmt::format("SIDE_B = {}\n", SideLiteral(report.repro.b));
   text += fmt::format("TOLERANCES = {}\n", Literal(tolerances));
   return text;
+}
+
+/// The script's first line. Only numbers and the condition's kind, a word of ortkit's own: what the user
+/// wrote (a command, a message) is in the settings as string literals, data and never code or docstring.
+std::string Docstring(const ReduceReport& report) {
+  return fmt::format("\"\"\"Written by `ortkit reduce`: {} nodes of {} that still fail ({}).\n\n", report.nodes.size(),
+                     report.original_nodes, ToString(report.condition.kind));
 }
 
 constexpr const char* kScriptBody = R"PY(
@@ -170,8 +178,7 @@ if __name__ == "__main__":
 
 std::string CommandScript(const ReduceReport& report, const std::string& model_file, const std::string& inputs) {
   std::string script = "#!/usr/bin/env python3\n";
-  script += fmt::format("\"\"\"Written by `ortkit reduce`: {} nodes of {} that still fail ({}).\n\n",
-                        report.nodes.size(), report.original_nodes, report.condition.ToString());
+  script += Docstring(report);
   script += "Runs the check command on the reduced model; exits 1 and prints 'reproduced: ...' when it fails\n";
   script += "(non-zero exit or a signal, within the time-out), 0 with 'not reproduced' otherwise.\n\"\"\"\n";
   script += "import os\nimport subprocess\nimport sys\n\n";
@@ -201,8 +208,7 @@ std::string ReproScript(const ReduceReport& report, const std::string& model_fil
     return CommandScript(report, model_file, inputs);
   }
   std::string script = "#!/usr/bin/env python3\n";
-  script += fmt::format("\"\"\"Written by `ortkit reduce`: {} nodes of {} that still fail ({}).\n\n",
-                        report.nodes.size(), report.original_nodes, report.condition.ToString());
+  script += Docstring(report);
   script += "Exits 1 and prints 'reproduced: ...' when the failure shows, 0 with 'not reproduced' otherwise.\n";
   script += "Needs numpy and onnxruntime only.\n\"\"\"\n";
   script += "import os\nimport sys\n\nimport numpy as np\nimport onnxruntime as ort\n\n";
@@ -220,6 +226,9 @@ Result<ReproducerFiles> WriteReproducer(const ReduceReport& report, const fs::pa
   files.inputs = folder / (stem + "_inputs");
   files.test_data_set = files.inputs / "test_data_set_0";
   files.script = folder / (stem + "_repro.py");
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(out, "the reduced model"));
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFile(files.script, "the reproducer script"));
+  ORTKIT_RETURN_IF_ERROR(CheckOutputFolder(files.inputs, "the reproducer's inputs"));
   std::error_code ec;
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("creating '{}': {}", folder.string(), ec.message()));

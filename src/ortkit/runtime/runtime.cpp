@@ -88,7 +88,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const Options& options) {
     Ort::Env env(static_cast<OrtLoggingLevel>(options.log_level), options.log_id.c_str());
     return std::unique_ptr<Runtime>(new Runtime(std::make_unique<Runtime::Impl>(Runtime::Impl{std::move(env)})));
   } catch (const Ort::Exception& e) {
-    return RuntimeError("creating the ONNX Runtime environment", e);
+    // The machine's runtime, not a model: unavailable, as a provider that cannot start is.
+    return MakeError(ErrorKind::kUnavailable, RuntimeError("creating the ONNX Runtime environment", e).message);
   }
 }
 
@@ -104,12 +105,15 @@ std::filesystem::path Runtime::LibraryPath() {
   return ec ? std::filesystem::path(info.dli_fname) : resolved;
 }
 
+Status CheckProviderName(std::string_view short_name) {
+  if (FindProvider(short_name) != nullptr) return OkStatus();
+  return MakeError(ErrorKind::kInvalidArgument, fmt::format("unknown execution provider '{}'; known: {}", short_name,
+                                                            fmt::join(KnownProviderNames(), ", ")));
+}
+
 Status CheckProviderAvailable(std::string_view short_name) {
+  ORTKIT_RETURN_IF_ERROR(CheckProviderName(short_name));
   const ProviderInfo* provider = FindProvider(short_name);
-  if (provider == nullptr) {
-    return MakeError(ErrorKind::kInvalidArgument, fmt::format("unknown execution provider '{}'; known: {}", short_name,
-                                                              fmt::join(KnownProviderNames(), ", ")));
-  }
   const auto available = Runtime::AvailableProviders();
   if (std::find(available.begin(), available.end(), provider->ort_name) == available.end()) {
     return MakeError(

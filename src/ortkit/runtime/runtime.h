@@ -73,6 +73,9 @@ struct ProviderInfo {
 /// nullptr for an unknown short name.
 const ProviderInfo* FindProvider(std::string_view short_name);
 std::vector<std::string_view> KnownProviderNames();
+/// Whether ortkit knows `short_name`: kInvalidArgument "unknown execution provider 'X'; known: cpu,
+/// cuda, ..." otherwise. Every command and configuration file checks provider names with it.
+Status CheckProviderName(std::string_view short_name);
 /// Whether this ONNX Runtime build can run `short_name`: kInvalidArgument "unknown execution provider 'X';
 /// known: ..." or kUnavailable "execution provider 'X' (XExecutionProvider) is not available in this ONNX
 /// Runtime build 1.29.0; available: ..." (the text the diagnosis of a missing provider recognises).

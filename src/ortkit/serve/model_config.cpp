@@ -286,12 +286,8 @@ Status ValidateModelConfig(const ModelConfig& c, std::string_view origin) {
   }
   for (std::int64_t v : p.versions) ORTKIT_RETURN_IF_ERROR(check.InRange("version_policy.specific.versions", v));
   const SessionSettings& s = c.session;
-  if (FindProvider(s.provider) == nullptr) {
-    std::string known;
-    for (auto name : KnownProviderNames()) known += (known.empty() ? "" : ", ") + std::string(name);
-    return check.Fail("session.provider", "--provider",
-                      fmt::format("unknown provider '{}' (known: {})", s.provider, known));
-  }
+  if (auto known = CheckProviderName(s.provider); !known.ok())
+    return check.Fail("session.provider", "--provider", known.error().message);
   ORTKIT_RETURN_IF_ERROR(check.InRange("session.intra_op_threads", s.intra_op_threads));
   ORTKIT_RETURN_IF_ERROR(check.InRange("session.inter_op_threads", s.inter_op_threads));
   static constexpr int kLevels[] = {0, 1, 2, 99};

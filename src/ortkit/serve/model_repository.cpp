@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/core/files.h"
+
 namespace ortkit::serve {
 namespace {
 
@@ -184,7 +186,15 @@ Result<RepositoryModel> ScanRepositoryModel(const std::filesystem::path& dir, co
   const fs::path root = fs::weakly_canonical(fs::absolute(dir), ec);
   for (const auto& v : model.versions) NoteOutside(root, name, v.model, notes);
   const auto config = model.folder / "config.json";
-  if (IsRegularFile(config)) model.config = LoadModelConfig(config);
+  // A config.json that is there but not a file (a folder, a pipe, /dev/zero) is refused, naming it: read,
+  // it would block or never end; skipped, the model would be served without the settings meant for it.
+  if (fs::exists(fs::symlink_status(config, ec))) {
+    if (auto size = RegularFileSize(config, "a config.json file"); !size.ok()) {
+      model.config = MakeError(ErrorKind::kInvalidArgument, size.error().message);
+    } else {
+      model.config = LoadModelConfig(config);
+    }
+  }
   // The folder names the model, as in Triton's repositories; the file's "name" only when it agrees.
   if (model.config.ok()) model.config->name = name;
   return model;

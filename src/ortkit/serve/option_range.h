@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "ortkit/core/result.h"
+#include "ortkit/core/numbers.h"
 
 namespace ortkit::serve {
 
@@ -15,9 +15,7 @@ namespace ortkit::serve {
 /// expected 1 to 86400, got 0" (`unit`, when given, follows the range: "bytes").
 inline Status CheckOptionRange(std::string_view field, std::string_view flag, std::int64_t value, std::int64_t least,
                                std::int64_t most, std::string_view unit = "") {
-  if (value >= least && value <= most) return OkStatus();
-  return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} ({}): expected {} to {}{}{}, got {}", field, flag,
-                                                            least, most, unit.empty() ? "" : " ", unit, value));
+  return CheckRange(fmt::format("{} ({})", field, flag), value, {least, most, unit});
 }
 
 }  // namespace ortkit::serve

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <set>
@@ -280,7 +281,18 @@ Status ValidatePlan(const InputPlan& plan, const std::vector<TensorSpec>& inputs
       }
     }
   }
-  return OkStatus();
+  // Sizes given that no input could be made at are refused before anything runs: a command would
+  // otherwise find no inputs and report what it could not run as if it had passed.
+  // Only the inputs the plan sizes: others may come from files, whatever their fixed sizes.
+  auto sized = [&](const TensorSpec& spec) {
+    if (!spec.is_tensor) return false;
+    if (plan.shapes.count(spec.name)) return true;
+    return std::any_of(spec.dims.begin(), spec.dims.end(),
+                       [&](const DimSpec& d) { return !d.fixed() && plan.dims.count(d.symbol); });
+  };
+  std::vector<TensorSpec> planned;
+  std::copy_if(inputs.begin(), inputs.end(), std::back_inserter(planned), sized);
+  return CheckSynthesisSize(planned, plan);
 }
 
 Result<std::vector<std::int64_t>> ResolveShape(const TensorSpec& spec, const InputPlan& plan) {

@@ -106,7 +106,9 @@ struct CrossCheckReport {
 /// A side whose `model` is empty loads `model`; a side with a model of its own is fed only the inputs it
 /// declares (a fixed copy may have dropped unused ones). Each session is created, run and released before
 /// the next is created, so at most one is held at a time. Each side's session is profiled into a
-/// temporary folder, removed afterwards, to record where its nodes ran. Errors (a model that does not load on a
+/// temporary folder, removed afterwards, to record where its nodes ran (not for a `purpose_model` of
+/// more than 20,000 nodes, whose events would take the profiler gigabytes: the placement is then unknown,
+/// and says why). Errors (a model that does not load on a
 /// side, inputs that do not fit) are prefixed with the side's label. With `purpose_model` (the parsed model
 /// whose outputs are judged: side B's when it has its own), every output's task-level agreement is measured,
 /// and a quantised model's outputs are judged by their purpose (validate/purpose_judgement.h).

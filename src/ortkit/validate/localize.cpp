@@ -506,16 +506,6 @@ const char* ToString(UpstreamValue::State state) {
   return "?";
 }
 
-std::string ReferenceFileStem(std::string_view value_name) {
-  std::string stem(value_name);
-  for (char& c : stem) {
-    const bool keep =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-    if (!keep) c = '_';
-  }
-  return stem;
-}
-
 bool LocalizeReport::vanished() const { return walked && complete && !divergence && !outputs.Passed(); }
 
 QuantizedDivergence DescribeQuantizedDivergence(const LocalizeReport& report) {

@@ -36,6 +36,7 @@
 #include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/tensor/comparison.h"
+#include "ortkit/tensor/file_names.h"
 #include "ortkit/tensor/tensor.h"
 #include "ortkit/tensor/tensor_stats.h"
 #include "ortkit/validate/cross_check.h"
@@ -177,10 +178,6 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToL
 Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 const std::filesystem::path& reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options);
-
-/// A file stem for a value name: characters other than letters, digits, '.', '-' and '_' become
-/// '_' ("/encoder/MatMul_output_0" -> "_encoder_MatMul_output_0").
-std::string ReferenceFileStem(std::string_view value_name);
 
 struct SavedIntermediates {
   std::size_t inputs = 0;  ///< graph inputs written

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
+#include "ortkit/core/numbers.h"
 #include "ortkit/core/units.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/quantization.h"
@@ -19,6 +20,9 @@
 
 namespace ortkit {
 namespace {
+
+/// Values one sweep axis may list: the grid crosses the axes, and each cell is a run.
+constexpr std::size_t kMostSweepValues = 64;
 
 bool IsBatchLike(const std::string& symbol) {
   if (const int axis = UnnamedAxisOf(symbol); axis >= 0) return axis == 0;
@@ -257,19 +261,9 @@ Result<SweepAxis> ParseSweepAxis(const std::string& text) {
   }
   SweepAxis axis;
   axis.dim = text.substr(0, eq);
-  std::stringstream values(text.substr(eq + 1));
-  std::string item;
-  while (std::getline(values, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 0) throw std::invalid_argument(item);
-      axis.values.push_back(v);
-    } catch (const std::exception&) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("sweep axis '{}': '{}' is not a size (a whole number >= 0)", text, item));
-    }
-  }
+  ORTKIT_ASSIGN_OR_RETURN(
+      axis.values, ParseWholeNumberList(std::string_view(text).substr(eq + 1), fmt::format("sweep axis '{}'", text),
+                                        {0, std::int64_t{1} << 62}, kMostSweepValues));
   return axis;
 }
 
