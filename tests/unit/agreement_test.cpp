@@ -98,6 +98,11 @@ TEST(OutputPurpose, ReadFromTheNodeTheNameAndTheValues) {
   EXPECT_EQ(GuessOutputPurpose(model, "gate", rows), OutputPurpose::kValues);
   // A row that is a probability distribution scores classes whatever computed it.
   EXPECT_EQ(GuessOutputPurpose(model, "raw", F32({1, 4}, {0.25f, 0.5f, 0.125f, 0.125f})), OutputPurpose::kScores);
+  // A CTC head's 8,210 characters per frame are classes; 768 values a row are a vector.
+  EXPECT_EQ(GuessOutputPurpose(model, "raw", Tensor::Zeros(DataType::kFloat32, {5, 1, 8210}).value()),
+            OutputPurpose::kScores);
+  EXPECT_EQ(GuessOutputPurpose(model, "raw", Tensor::Zeros(DataType::kFloat32, {2, 768}).value()),
+            OutputPurpose::kEmbedding);
 }
 
 TEST(Quantization, RecognisesEachScheme) {

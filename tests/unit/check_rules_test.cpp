@@ -1,5 +1,7 @@
 // RunCheck with a real ONNX Runtime: each lint category shows up in the "rules" layer of a
 // written model file, and graph.opset-too-new follows the opset the installed runtime accepts.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <string>
 #include <tuple>
@@ -86,6 +88,9 @@ const RuleCase kCases[] = {
     {"domains", "graph.custom-domain", R"(
       <ir_version: 8, opset_import: ["" : 17, "acme.ops" : 1]>
       agraph (float[N, 4] x) => (float[N, 4] y) { y = acme.ops.Frobnicate(x) })"},
+    {"domains", "graph.unused-opset-import", R"(
+      <ir_version: 8, opset_import: ["" : 17, "com.microsoft.nchwc" : 1]>
+      agraph (float[N, 4] x) => (float[N, 4] y) { y = Relu(x) })"},
     {"data-dependent sizes", "graph.dynamic-resize", R"(
       <ir_version: 8, opset_import: ["" : 17]>
       agraph (float[N, 3, 8, 8] x, float[4] factor) => (float[N, 3, ?, ?] y) { y = Resize(x, , factor) })"},
@@ -127,6 +132,55 @@ TEST_F(CheckRules, EachCategoryShowsUpInTheRulesLayer) {
     if (found) {
       EXPECT_EQ(rules->state, WorstSeverity(rules->diagnoses) == Severity::kError ? LayerReport::State::kFailed
                                                                                   : LayerReport::State::kPassed);
+    }
+  }
+}
+
+// What each rule's finding is about, in words its message and its fix must both use: a message that says
+// one thing and a fix that says another ("drop the import" beside "register a custom-op library") fails here.
+struct Subject {
+  const char* code;
+  std::vector<std::string> words;  // any one of them, ignoring case
+};
+const Subject kSubjects[] = {
+    {"graph.static-batch", {"batch"}},
+    {"graph.baked-batch-reshape", {"batch"}},
+    {"graph.training-dropout", {"training", "eval"}},
+    {"graph.training-batchnorm", {"training", "eval"}},
+    {"graph.float64-mixed", {"float64", "double"}},
+    {"graph.opset-too-old", {"opset"}},
+    {"graph.opset-too-new", {"opset"}},
+    {"graph.custom-domain", {"custom-op", "onnxruntime-extensions", "contrib"}},
+    {"graph.unused-opset-import", {"nothing is needed"}},
+    {"graph.dynamic-resize", {"scale", "size"}},
+    {"graph.unused-input", {"input"}},
+    {"graph.initializer-as-input", {"initializer"}},
+    {"graph.undefined-value", {"produce"}},
+    {"graph.duplicate-name", {"written"}},
+    {"graph.bad-dimension", {"dimension"}},
+    {"graph.no-outputs", {"output"}},
+    {"shape.dim-name-inconsistent", {"name"}},
+};
+
+bool UsesAny(std::string text, const std::vector<std::string>& words) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::any_of(words.begin(), words.end(),
+                     [&](const std::string& w) { return text.find(w) != std::string::npos; });
+}
+
+TEST_F(CheckRules, EachFindingsMessageAndFixShareTheirSubject) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.code);
+    const auto* subject = std::find_if(std::begin(kSubjects), std::end(kSubjects),
+                                       [&](const Subject& s) { return std::string_view(s.code) == c.code; });
+    ASSERT_NE(subject, std::end(kSubjects)) << "give " << c.code << " its subject in kSubjects";
+    const CheckReport report = Check(testing::ParseModelText(c.text));
+    const LayerReport* rules = RulesLayer(report);
+    ASSERT_NE(rules, nullptr);
+    for (const auto& d : rules->diagnoses) {
+      if (d.code != c.code) continue;
+      EXPECT_TRUE(UsesAny(d.message, subject->words)) << "message: " << d.message;
+      EXPECT_TRUE(UsesAny(d.fix, subject->words)) << "fix: " << d.fix;
     }
   }
 }

@@ -276,3 +276,61 @@ TEST_F(SweepTest, AutoAxesKeepTheLargestCellWithinTheBudgetForAnyNumberOfAxes) {
 
 }  // namespace
 }  // namespace ortkit
+
+namespace ortkit {
+namespace {
+
+// A sweep's passing cells with `sizes` and the output 'y' of dimension 0 at `seen`, for ExplainOutputDim.
+SweepReport Runs(const std::vector<std::map<std::string, std::int64_t>>& sizes, const std::vector<std::int64_t>& seen) {
+  SweepReport report;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    SweepCell cell;
+    cell.sizes = sizes[i];
+    cell.output_shapes["y"] = {seen[i], 3};
+    report.cells.push_back(cell);
+  }
+  return report;
+}
+
+TEST(ExplainOutputDim, TheRunsSayHowADimensionBehaves) {
+  using Kind = OutputDimBehaviour::Kind;
+  const std::vector<std::map<std::string, std::int64_t>> grid = {{{"batch", 1}, {"samples", 512}},
+                                                                 {{"batch", 1}, {"samples", 16000}},
+                                                                 {{"batch", 4}, {"samples", 512}},
+                                                                 {{"batch", 4}, {"samples", 16000}}};
+  auto follows = ExplainOutputDim(Runs(grid, {1, 1, 4, 4}), "y", 0);
+  EXPECT_EQ(follows.kind, Kind::kFollows);
+  EXPECT_EQ(follows.axis, "batch");
+  EXPECT_EQ(follows.Describe(), "follows 'batch' (1, 1, 4, 4 in 4 runs)");
+  auto scaled = ExplainOutputDim(Runs(grid, {3, 3, 9, 9}), "y", 0);
+  EXPECT_EQ(scaled.kind, Kind::kFollows);
+  EXPECT_EQ(scaled.Describe(), "follows 2 x 'batch' + 1 (3, 3, 9, 9 in 4 runs)");
+  // A front end's frames: (samples - 512) / 160 + 1, no affine function of the samples.
+  auto frames = ExplainOutputDim(Runs(grid, {1, 97, 1, 97}), "y", 0);
+  EXPECT_EQ(frames.kind, Kind::kGrows) << frames.Describe();
+  EXPECT_EQ(frames.axis, "samples");
+  auto grows =
+      ExplainOutputDim(Runs({{{"samples", 512}}, {{"samples", 16000}}, {{"samples", 256000}}}, {1, 97, 1597}), "y", 0);
+  EXPECT_EQ(grows.kind, Kind::kGrows) << grows.Describe();
+  EXPECT_EQ(grows.axis, "samples");
+  EXPECT_TRUE(grows.Explained());
+  auto fixed = ExplainOutputDim(Runs(grid, {2, 2, 2, 2}), "y", 0);
+  EXPECT_EQ(fixed.kind, Kind::kFixed);
+  EXPECT_EQ(fixed.Describe(), "is 2 in all 4 runs");
+  // Runs at the same sizes that disagree, or a size that rises and falls: nothing explains it.
+  auto disagree = ExplainOutputDim(Runs({{{"n", 1}}, {{"n", 4}}, {{"n", 4}}}, {1, 3, 2}), "y", 0);
+  EXPECT_EQ(disagree.kind, Kind::kVaries) << disagree.Describe();
+  EXPECT_FALSE(disagree.Explained());
+  auto rise_and_fall = ExplainOutputDim(Runs({{{"n", 1}}, {{"n", 4}}, {{"n", 64}}}, {1, 5, 2}), "y", 0);
+  EXPECT_EQ(rise_and_fall.kind, Kind::kVaries) << rise_and_fall.Describe();
+  // One run, or runs at one size: nothing to tell apart.
+  EXPECT_EQ(ExplainOutputDim(Runs({{{"n", 4}}}, {4}), "y", 0).kind, Kind::kUnjudged);
+  EXPECT_EQ(ExplainOutputDim(Runs({{{"n", 4}}, {{"n", 4}}}, {4, 4}), "y", 0).kind, Kind::kUnjudged);
+  // A failed cell says nothing about sizes.
+  SweepReport failed = Runs(grid, {1, 1, 4, 5});
+  failed.cells[3].state = SweepCell::State::kFailed;
+  EXPECT_EQ(ExplainOutputDim(failed, "y", 0).kind, Kind::kFollows);
+}
+
+}  // namespace
+}  // namespace ortkit

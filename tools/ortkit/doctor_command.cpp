@@ -12,6 +12,7 @@
 #include "input_flags.h"
 #include "model_session.h"
 #include "number_flags.h"
+#include "ortkit/core/numbers.h"
 #include "ortkit/doctor/doctor.h"
 #include "terminal.h"
 
@@ -27,6 +28,7 @@ struct DoctorFlags {
   std::optional<double> rtol;
   int runs = DoctorOptions{}.benchmark_runs;
   bool no_sweep = false;
+  std::string sweep_memory;  ///< "8GiB"; empty: from the machine
   std::string target_ort;
   bool allow_warnings = false;
   std::string format = "text";
@@ -45,6 +47,11 @@ int Run(const DoctorFlags& flags) {
   options.tolerance.rtol = flags.rtol;
   options.inputs = *plan;
   options.sweep = !flags.no_sweep;
+  if (!flags.sweep_memory.empty()) {
+    auto bytes = ParseByteSize(flags.sweep_memory, "--sweep-memory", {64 << 20, 1e15});
+    if (!bytes.ok()) return Fail("doctor", bytes.error(), format);
+    options.sweep_memory_bytes = *bytes;
+  }
   options.target_ort = flags.target_ort;
   options.benchmark_runs = flags.runs;
   auto runtime = Runtime::Create();
@@ -98,6 +105,10 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       ->check(WholeNumberIn(0, 1'000'000))
       ->capture_default_str();
   cmd->add_flag("--no-sweep", flags->no_sweep, "skip the dynamic-shape sweep");
+  cmd->add_option(
+      "--sweep-memory", flags->sweep_memory,
+      "the most memory any run of the sweep may reach, e.g. 8GiB (default: three quarters of what this process may "
+      "use); larger runs are predicted from the measured ones and not started");
   cmd->add_option("--target-ort", flags->target_ort,
                   "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
       ->check(TargetOrtValidator());

@@ -163,8 +163,10 @@ void WriteSweep(Writer& w, const ProviderReport& p) {
     std::vector<std::string> row;
     for (const auto& axis : p.sweep->axes) row.push_back(std::to_string(cell.dims.at(axis.dim)));
     const bool ok = cell.state == SweepCell::State::kPassed;
-    row.push_back(ok ? s.Green("pass")
-                     : s.Red("FAIL") + (cell.diagnoses.empty() ? "" : " " + cell.diagnoses.front().code));
+    const bool skipped = cell.state == SweepCell::State::kSkipped;
+    row.push_back(ok        ? s.Green("pass")
+                  : skipped ? s.Dim("not run (memory)")
+                            : s.Red("FAIL") + (cell.diagnoses.empty() ? "" : " " + cell.diagnoses.front().code));
     row.push_back(fmt::format("{:.2f}", cell.run_ms));
     row.push_back(cell.batch_checked ? fmt::format("max err {}", Sci(cell.batch_max_abs_error)) : "-");
     rows.push_back(std::move(row));

@@ -13,6 +13,7 @@
 #include "model_session.h"
 #include "number_flags.h"
 #include "ortkit/check/target_runtime.h"
+#include "ortkit/core/numbers.h"
 #include "ortkit/validate/validate.h"
 #include "terminal.h"
 #include "validate_render.h"
@@ -24,6 +25,7 @@ struct ValidateFlags {
   std::filesystem::path model;
   std::filesystem::path reference;
   std::vector<std::string> sweep;  ///< "batch=1,4,16" ... or "auto"
+  std::string sweep_memory;        ///< "8GiB"; empty: from the machine
   std::optional<double> atol;
   std::optional<double> rtol;
   std::vector<std::string> per_output;  ///< "name:atol:rtol"
@@ -103,6 +105,10 @@ Status ParseSweep(const ValidateFlags& flags, ValidateOptions& options) {
   if (sweep_auto && !options.sweep_axes.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--sweep auto cannot be combined with explicit axes");
   options.sweep = sweep_auto || !options.sweep_axes.empty() || flags.reference.empty();
+  if (!flags.sweep_memory.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(options.sweep_memory_bytes,
+                            ParseByteSize(flags.sweep_memory, "--sweep-memory", {64 << 20, 1e15}));
+  }
   return OkStatus();
 }
 
@@ -235,6 +241,10 @@ void RegisterValidate(CLI::App& app, int& exit_code) {
          "or auto; without --reference the sweep runs in auto mode")
       ->expected(1, -1);
   cmd->add_flag("--no-batch-check", flags->no_batch_check, "skip the batch-consistency check of the sweep");
+  cmd->add_option(
+      "--sweep-memory", flags->sweep_memory,
+      "the most memory any run of the sweep may reach, e.g. 8GiB (default: three quarters of what this process may "
+      "use); larger runs are predicted from the measured ones and not started");
   cmd->add_option("--target-ort", flags->target_ort,
                   "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
       ->check(TargetOrtValidator());

@@ -85,7 +85,8 @@ std::string RenderSweep(const SweepReport& report, const Style& style) {
     std::vector<std::string> row;
     for (const auto& axis : report.axes) row.push_back(std::to_string(cell.dims.at(axis.dim)));
     const bool ok = cell.state == SweepCell::State::kPassed;
-    row.push_back(ok ? style.Green("pass") : style.Red("FAIL"));
+    const bool skipped = cell.state == SweepCell::State::kSkipped;
+    row.push_back(ok ? style.Green("pass") : skipped ? style.Dim("not run (memory)") : style.Red("FAIL"));
     row.push_back(fmt::format("{:.2f}", cell.run_ms));
     row.push_back(cell.batch_checked ? fmt::format("max err {}", Sci(cell.batch_max_abs_error)) : style.Dim("-"));
     table.AddRow(std::move(row));

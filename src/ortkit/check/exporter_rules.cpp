@@ -88,8 +88,6 @@ void CheckCustomDomain(const ModelIndex& index, const LintOptions&, Findings& fi
   // Model-local functions are expanded by the runtime: calling them needs nothing installed.
   std::set<std::pair<std::string, std::string>> local_functions;
   for (const auto& f : model.functions()) local_functions.emplace(f.domain(), f.name());
-  std::set<std::string> function_domains;
-  for (const auto& f : model.functions()) function_domains.insert(f.domain());
 
   struct Use {
     std::map<std::string, int> ops;  // op_type -> node count
@@ -117,23 +115,11 @@ void CheckCustomDomain(const ModelIndex& index, const LintOptions&, Findings& fi
     for (int i = 0; i < f.node_size(); ++i) record(f.node(i), i, fmt::format(" in function '{}'", f.name()));
   }
   std::map<std::string, long long> imported;
-  for (const auto& opset : model.opset_import()) {
-    const std::string& domain = opset.domain();
-    if (IsOnnxDomain(domain) || domain == "ai.onnx.ml") continue;
-    imported.emplace(domain, opset.version());
-    if (!uses.count(domain) && !function_domains.count(domain)) uses[domain];  // imported, used by no node
-  }
+  for (const auto& opset : model.opset_import()) imported.emplace(opset.domain(), opset.version());
   for (const auto& [domain, use] : uses) {
     auto imp = imported.find(domain);
     const std::string import_text =
         imp == imported.end() ? "not declared in opset_import" : fmt::format("opset {}", imp->second);
-    if (use.nodes == 0) {
-      findings.Add(
-          fmt::format("the model imports domain '{}' ({}) but no node uses it: ONNX Runtime ignores the "
-                      "import, other runtimes may refuse the unknown domain; drop it from opset_import",
-                      domain, import_text));
-      continue;
-    }
     constexpr std::size_t kOpsListed = 8;
     std::string ops;
     std::size_t listed = 0;
@@ -149,6 +135,32 @@ void CheckCustomDomain(const ModelIndex& index, const LintOptions&, Findings& fi
                              use.first_where, DomainNeedText(domain)),
                  use.first);
   }
+}
+
+// Domains imported that no node uses (ONNX Runtime's quantiser imports training, preview and aten domains it
+// never writes a node of): nothing is needed to run the model, so one note for the model, not a warning each.
+void CheckUnusedOpsetImport(const ModelIndex& index, const LintOptions&, Findings& findings) {
+  const auto& model = index.model();
+  std::set<std::string> used;
+  for (int s = 0; s < static_cast<int>(index.scopes().size()); ++s) {
+    const auto& g = index.graph(s);
+    for (int i = 0; i < g.node_size(); ++i) used.insert(g.node(i).domain());
+  }
+  for (const auto& f : model.functions()) {
+    used.insert(f.domain());
+    for (int i = 0; i < f.node_size(); ++i) used.insert(f.node(i).domain());
+  }
+  std::vector<std::string> unused;
+  for (const auto& opset : model.opset_import()) {
+    const std::string& domain = opset.domain();
+    if (IsOnnxDomain(domain) || domain == "ai.onnx.ml" || used.count(domain)) continue;
+    unused.push_back(fmt::format("'{}' (opset {})", domain, opset.version()));
+  }
+  if (unused.empty()) return;
+  findings.Add(
+      fmt::format("the model imports {} domain{} that no node uses: {}; ONNX Runtime ignores such an import, "
+                  "so nothing is needed to run the model",
+                  unused.size(), unused.size() == 1 ? "" : "s", fmt::join(unused, ", ")));
 }
 
 void CheckStaticBatch(const ModelIndex& index, const LintOptions&, Findings& findings) {
@@ -473,90 +485,116 @@ void CheckUnusedInput(const ModelIndex& index, const LintOptions&, Findings& fin
 
 namespace {
 
-// PyTorch's torch.export-based exporter names an output after the operation that computes it (`linear`,
-// `layer_norm_4`, `tanh`) unless output_names is given: the name changes whenever the model does.
-bool IsAtenStyleName(std::string_view name) {
-  static constexpr std::array kOps = std::to_array<std::string_view>({"linear",
-                                                                      "matmul",
-                                                                      "mm",
-                                                                      "bmm",
-                                                                      "addmm",
-                                                                      "baddbmm",
-                                                                      "add",
-                                                                      "sub",
-                                                                      "mul",
-                                                                      "div",
-                                                                      "tanh",
-                                                                      "relu",
-                                                                      "gelu",
-                                                                      "silu",
-                                                                      "sigmoid",
-                                                                      "softmax",
-                                                                      "log_softmax",
-                                                                      "layer_norm",
-                                                                      "batch_norm",
-                                                                      "group_norm",
-                                                                      "conv1d",
-                                                                      "conv2d",
-                                                                      "conv3d",
-                                                                      "convolution",
-                                                                      "mean",
-                                                                      "sum",
-                                                                      "view",
-                                                                      "reshape",
-                                                                      "cat",
-                                                                      "concat",
-                                                                      "transpose",
-                                                                      "permute",
-                                                                      "squeeze",
-                                                                      "unsqueeze",
-                                                                      "getitem",
-                                                                      "embedding",
-                                                                      "clone",
-                                                                      "max",
-                                                                      "argmax",
-                                                                      "slice",
-                                                                      "select",
-                                                                      "flatten",
-                                                                      "expand",
-                                                                      "erf",
-                                                                      "pow",
-                                                                      "sqrt",
-                                                                      "rsqrt",
-                                                                      "neg",
-                                                                      "exp",
-                                                                      "where",
-                                                                      "masked_fill",
-                                                                      "scaled_dot_product_attention",
-                                                                      "adaptive_avg_pool2d",
-                                                                      "avg_pool2d",
-                                                                      "max_pool2d",
-                                                                      "hardtanh",
-                                                                      "cumsum",
-                                                                      "split",
-                                                                      "chunk",
-                                                                      "contiguous"});
+// PyTorch's torch.export-based exporter names an output after the ATen operation that computes it (`linear`,
+// `layer_norm_4`, `tanh`) unless output_names is given: the name changes whenever the model does. Each ATen
+// name with the ONNX operators it becomes; an empty list: any operator (getitem reads any multi-output node).
+struct AtenName {
+  std::string_view aten;
+  std::string_view onnx;  ///< the operators, space-separated
+};
+constexpr std::array kAtenNames = std::to_array<AtenName>({
+    {"linear", "Gemm MatMul Add"},
+    {"matmul", "MatMul"},
+    {"mm", "MatMul Gemm"},
+    {"bmm", "MatMul"},
+    {"addmm", "Gemm Add"},
+    {"baddbmm", "Gemm Add"},
+    {"add", "Add"},
+    {"sub", "Sub"},
+    {"mul", "Mul"},
+    {"div", "Div"},
+    {"tanh", "Tanh"},
+    {"relu", "Relu"},
+    {"gelu", "Gelu Mul"},
+    {"silu", "Mul Sigmoid"},
+    {"sigmoid", "Sigmoid"},
+    {"softmax", "Softmax"},
+    {"log_softmax", "LogSoftmax"},
+    {"layer_norm", "LayerNormalization"},
+    {"batch_norm", "BatchNormalization"},
+    {"group_norm", "GroupNormalization InstanceNormalization Add Reshape"},
+    {"conv1d", "Conv"},
+    {"conv2d", "Conv"},
+    {"conv3d", "Conv"},
+    {"convolution", "Conv"},
+    {"mean", "ReduceMean"},
+    {"sum", "ReduceSum"},
+    {"view", "Reshape"},
+    {"reshape", "Reshape"},
+    {"cat", "Concat"},
+    {"concat", "Concat"},
+    {"transpose", "Transpose"},
+    {"permute", "Transpose"},
+    {"squeeze", "Squeeze"},
+    {"unsqueeze", "Unsqueeze"},
+    {"getitem", ""},
+    {"embedding", "Gather"},
+    {"clone", "Identity"},
+    {"max", "ReduceMax Max"},
+    {"argmax", "ArgMax"},
+    {"slice", "Slice"},
+    {"select", "Gather"},
+    {"flatten", "Flatten Reshape"},
+    {"expand", "Expand"},
+    {"erf", "Erf"},
+    {"pow", "Pow"},
+    {"sqrt", "Sqrt"},
+    {"rsqrt", "Reciprocal Div Sqrt"},
+    {"neg", "Neg"},
+    {"exp", "Exp"},
+    {"where", "Where"},
+    {"masked_fill", "Where"},
+    {"scaled_dot_product_attention", "MatMul Attention"},
+    {"adaptive_avg_pool2d", "GlobalAveragePool AveragePool ReduceMean"},
+    {"avg_pool2d", "AveragePool"},
+    {"max_pool2d", "MaxPool"},
+    {"hardtanh", "Clip"},
+    {"cumsum", "CumSum"},
+    {"split", "Split Slice"},
+    {"chunk", "Split Slice"},
+    {"contiguous", "Identity"},
+});
+
+// Whether `name` was made by the exporter from the node `op_type` that computes it: the exporter's pattern, an
+// ATen name with a numeric suffix ("layer_norm_4"), or the bare ATen name of that very operator ("tanh" from a
+// Tanh). A word the user chose that happens to name an operator ("embedding" from a Div) is not.
+bool NamedByTheExporter(std::string_view name, std::string_view op_type) {
   std::string_view stem = name;  // "layer_norm_4" -> "layer_norm"
   const auto last = stem.find_last_not_of("0123456789");
-  if (last != std::string_view::npos && last + 1 < stem.size() && stem[last] == '_') stem = stem.substr(0, last);
-  return std::find(kOps.begin(), kOps.end(), stem) != kOps.end();
+  const bool numbered = last != std::string_view::npos && last + 1 < stem.size() && stem[last] == '_';
+  if (numbered) stem = stem.substr(0, last);
+  const auto* aten =
+      std::find_if(kAtenNames.begin(), kAtenNames.end(), [&](const AtenName& a) { return a.aten == stem; });
+  if (aten == kAtenNames.end()) return false;
+  if (numbered || aten->onnx.empty()) return true;
+  for (std::string_view ops = aten->onnx; !ops.empty();) {
+    const std::size_t space = ops.find(' ');
+    if (ops.substr(0, space) == op_type) return true;
+    ops = space == std::string_view::npos ? std::string_view() : ops.substr(space + 1);
+  }
+  return false;
 }
 
 }  // namespace
 
 void CheckOutputInternalName(const ModelIndex& index, const LintOptions&, Findings& findings) {
   if (index.model().producer_name() != "pytorch") return;
+  const Scope& main = index.main();
   std::vector<std::string> names;
-  for (const auto& out : index.main().graph->output()) {
-    if (IsAtenStyleName(out.name())) names.push_back(out.name());
+  for (const auto& out : main.graph->output()) {
+    auto producer = main.producer.find(out.name());
+    const std::string_view op_type =
+        producer == main.producer.end() ? std::string_view() : main.graph->node(producer->second).op_type();
+    if (NamedByTheExporter(out.name(), op_type)) names.push_back(out.name());
   }
   if (names.empty()) return;
   Location where;
   where.output = names.front();
-  findings.Add(fmt::format("output{} {} named after the operation that computes {} ({}), not chosen at export",
+  findings.Add(fmt::format("output{} {} named after the operation that computes {} ({}), not chosen at export: the "
+                           "model is right, only {} may change when the model does",
                            names.size() == 1 ? "" : "s", NameList(names), names.size() == 1 ? "it" : "them",
-                           index.model().producer_name()),
-               where, /*heuristic=*/true);
+                           index.model().producer_name(), names.size() == 1 ? "its name" : "their names"),
+               where);
 }
 
 // tf2onnx's from_function turns a tensor the function closes over (a tf.constant made outside it) into a

@@ -33,6 +33,7 @@ constexpr std::array kRules = std::to_array<Rule>({
     {"graph.opset-too-old", CheckOpsetTooOld},
     {"graph.opset-too-new", CheckOpsetTooNew},
     {"graph.custom-domain", CheckCustomDomain},
+    {"graph.unused-opset-import", CheckUnusedOpsetImport},
     {"graph.training-dropout", CheckTrainingDropout},
     {"graph.training-batchnorm", CheckTrainingBatchNorm},
     {"graph.static-batch", CheckStaticBatch},

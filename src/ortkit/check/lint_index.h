@@ -206,6 +206,7 @@ class Findings {
 void CheckOpsetTooOld(const ModelIndex& index, const LintOptions& options, Findings& findings);
 void CheckOpsetTooNew(const ModelIndex& index, const LintOptions& options, Findings& findings);
 void CheckCustomDomain(const ModelIndex& index, const LintOptions& options, Findings& findings);
+void CheckUnusedOpsetImport(const ModelIndex& index, const LintOptions& options, Findings& findings);
 void CheckStaticBatch(const ModelIndex& index, const LintOptions& options, Findings& findings);
 void CheckTrainingDropout(const ModelIndex& index, const LintOptions& options, Findings& findings);
 void CheckTrainingBatchNorm(const ModelIndex& index, const LintOptions& options, Findings& findings);

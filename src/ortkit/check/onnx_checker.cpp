@@ -429,6 +429,7 @@ std::map<std::string, const onnx::TypeProto*> InferredTypes(const onnx::GraphPro
 void JudgeOutputDims(const std::string& output, const std::vector<Dim>& before, const std::vector<Dim>& after,
                      const std::set<std::string>& input_params, std::vector<Diagnosis>& diagnoses) {
   std::vector<std::string> unrelated;  // "dimension 0 is 'unk__0'", one finding per output
+  std::vector<std::size_t> unrelated_dims;
   bool generated_name = false;
   for (std::size_t i = 0; i < after.size(); ++i) {
     Location where;
@@ -451,6 +452,7 @@ void JudgeOutputDims(const std::string& output, const std::vector<Dim>& before, 
           where));
     } else if (!input_params.empty() && !input_params.count(d.param) && !IsExpressionOf(d.param, input_params)) {
       unrelated.push_back(fmt::format("{} is '{}'", i, d.param));
+      unrelated_dims.push_back(i);
       // Exporter-generated names lose the link to the inputs: worth a warning.
       static const std::regex generated(R"(^(unk__\d+|.*_dim_\d+|[A-Za-z]+\d*_output_\d+.*)$)");
       if (std::regex_match(d.param, generated)) generated_name = true;
@@ -459,6 +461,7 @@ void JudgeOutputDims(const std::string& output, const std::vector<Dim>& before, 
   if (unrelated.empty()) return;
   Location where;
   where.output = output;
+  where.dimension = fmt::format("{}", fmt::join(unrelated_dims, ","));
   auto diag = Diagnose("shape.output-dim-unrelated",
                        fmt::format("output '{}' dimension {}: {} that no input dimension has (inputs use: {})", output,
                                    fmt::join(unrelated, ", dimension "), unrelated.size() == 1 ? "a name" : "names",

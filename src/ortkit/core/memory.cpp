@@ -2,6 +2,9 @@
 
 #include <sys/sysinfo.h>
 
+#include <charconv>
+#include <cstdio>
+
 #include <fmt/format.h>
 
 #include "ortkit/core/cgroup.h"
@@ -74,6 +77,31 @@ MemoryBudget UsableMemory() {
   }
   const auto self = ReadSmallFile("/proc/self/cgroup");
   return BudgetOfMemory(machine, self ? CgroupMemoryLimit(*self, "/sys/fs/cgroup") : std::nullopt);
+}
+
+ResidentMemory ReadResidentMemory() {
+  ResidentMemory memory;
+  const auto status = ReadSmallFile("/proc/self/status");
+  if (!status) return memory;
+  auto kilobytes = [&](std::string_view field) -> std::uint64_t {
+    const std::size_t at = status->find(field);
+    if (at == std::string::npos) return 0;
+    std::size_t i = at + field.size();
+    while (i < status->size() && ((*status)[i] == ' ' || (*status)[i] == '\t')) ++i;
+    std::uint64_t value = 0;
+    std::from_chars(status->data() + i, status->data() + status->size(), value);
+    return value * 1024;
+  };
+  memory.now = kilobytes("VmRSS:");
+  memory.peak = kilobytes("VmHWM:");
+  return memory;
+}
+
+bool ResetPeakMemory() {
+  std::FILE* file = std::fopen("/proc/self/clear_refs", "w");
+  if (file == nullptr) return false;
+  const bool written = std::fputs("5", file) >= 0;
+  return std::fclose(file) == 0 && written;
 }
 
 }  // namespace ortkit

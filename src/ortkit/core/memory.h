@@ -26,6 +26,18 @@ MemoryBudget BudgetOfMemory(std::uint64_t machine, std::optional<std::uint64_t> 
 /// This machine's memory and this process's cgroup memory limit.
 MemoryBudget UsableMemory();
 
+/// This process's resident memory: now (VmRSS) and its peak (VmHWM) since it started or since the last
+/// ResetPeakMemory(). Zeros where /proc cannot be read.
+struct ResidentMemory {
+  std::uint64_t now = 0;
+  std::uint64_t peak = 0;
+};
+ResidentMemory ReadResidentMemory();
+
+/// Starts a new peak at what is resident now (writes 5 to /proc/self/clear_refs), so that the peak
+/// of one piece of work can be read after it. False where the kernel refuses: the peak then runs on.
+bool ResetPeakMemory();
+
 /// The memory limit of the cgroup that `proc_self_cgroup` (the text of /proc/self/cgroup) names,
 /// read under `root` (/sys/fs/cgroup): cgroup v2's memory.max or v1's memory.limit_in_bytes, the
 /// smallest along the path up to the root. None when no level sets one ("max", or v1's

@@ -114,6 +114,27 @@ Result<double> ParseDuration(std::string_view text, std::string_view what, Numbe
   return *value * unit;
 }
 
+Result<std::uint64_t> ParseByteSize(std::string_view text, std::string_view what, NumberRange<double> range) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},
+      {"B", 1}};
+  std::string_view number = text;
+  double unit = 1;
+  for (const auto& [suffix, bytes] : kUnits) {
+    if (text.size() > suffix.size() && text.ends_with(suffix)) {
+      number = text.substr(0, text.size() - suffix.size());
+      unit = bytes;
+      break;
+    }
+  }
+  const std::string expected =
+      fmt::format("a size from {:g} to {:g} bytes, e.g. 512MiB, 8GiB or 2GB", range.least, range.most);
+  auto value = ParseRealNumber(number, what, {0, std::numeric_limits<double>::max()});
+  if (!value.ok() || *value * unit < range.least || *value * unit > range.most) return OutOfRange(what, text, expected);
+  return static_cast<std::uint64_t>(*value * unit);
+}
+
 Result<std::vector<std::int64_t>> ParseWholeNumberList(std::string_view text, std::string_view what,
                                                        NumberRange<std::int64_t> range, std::size_t most_items) {
   return ParseList<std::int64_t>(text, what, most_items,

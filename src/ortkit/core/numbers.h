@@ -37,6 +37,10 @@ Result<double> ParseRealNumber(std::string_view text, std::string_view what, Num
 Result<double> ParseDuration(std::string_view text, std::string_view what, NumberRange<double> range,
                              double bare_unit_s = 1);
 
+/// A size in bytes: a number with a unit of B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers
+/// of 1024), or bare bytes ("8GiB", "512MB", "1.5GB"); a whole number of bytes in `range`.
+Result<std::uint64_t> ParseByteSize(std::string_view text, std::string_view what, NumberRange<double> range);
+
 /// A comma-separated list of whole numbers ("1,8,32"), each in `range`; at most `most_items` of them.
 Result<std::vector<std::int64_t>> ParseWholeNumberList(std::string_view text, std::string_view what,
                                                        NumberRange<std::int64_t> range, std::size_t most_items = 1024);

@@ -1,6 +1,7 @@
 #include "ortkit/doctor/doctor.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <map>
 #include <set>
@@ -187,15 +188,51 @@ std::vector<Diagnosis> SweepDiagnoses(const SweepReport& report) {
   return diagnoses;
 }
 
-/// Output dimensions the exporter named (unk__N, X_dim_N) lose their link to the inputs in the file; a
-/// sweep that ran every cell shows the outputs follow the inputs in practice: a note, not a warning.
-void SettleOutputDimNames(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
-  if (!sweep.Passed() || sweep.cells.size() < 2) return;
+// Output dimensions shape inference could not size or relate to the inputs (an ML operator's batch, a
+// converter's unk__332) are judged by the sweep's runs: one the runs explain (one size in every run, or it
+// follows or grows with an input dimension) is a note that says how; one the runs show inconsistent stays
+// a warning, with what they showed.
+void SettleOutputDims(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
   for (auto& d : diagnoses) {
-    if (d.code != "shape.output-dim-unrelated" || d.severity != Severity::kWarning) continue;
+    const bool judged = d.code == "shape.output-dim-unknown" || d.code == "shape.output-dim-unrelated";
+    if (!judged || d.severity != Severity::kWarning || d.location.output.empty() || d.location.dimension.empty())
+      continue;
+    std::vector<std::string> said;
+    bool explained = true;
+    for (std::string_view rest = d.location.dimension; !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      std::size_t dimension = 0;
+      const std::string_view item = rest.substr(0, comma);
+      std::from_chars(item.data(), item.data() + item.size(), dimension);
+      const OutputDimBehaviour behaviour = ExplainOutputDim(sweep, d.location.output, dimension);
+      explained = explained && behaviour.Explained();
+      if (behaviour.kind != OutputDimBehaviour::Kind::kUnjudged)
+        said.push_back(fmt::format("dimension {} {}", dimension, behaviour.Describe()));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    if (said.empty()) continue;  // the sweep ran too little to tell
+    d.message += fmt::format("; the sweep's runs show: {}", fmt::join(said, "; "));
+    if (explained) d.severity = Severity::kInfo;
+  }
+}
+
+// A Reshape constant that looked like a traced batch (check's graph.baked-batch-reshape, a heuristic) is
+// contradicted by a sweep that ran the model at two or more batch sizes with every cell passing: the
+// constant is something else (ICLabel's 100 frequency bins in a Fortran-order reshape), and the finding
+// becomes a note that says what the runs showed.
+void SettleBakedBatch(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
+  if (sweep.batch_dim.empty() || !sweep.Passed()) return;
+  std::set<std::int64_t> batches;
+  for (const auto& cell : sweep.cells) {
+    auto size = cell.sizes.find(sweep.batch_dim);
+    if (cell.state == SweepCell::State::kPassed && size != cell.sizes.end()) batches.insert(size->second);
+  }
+  if (batches.size() < 2) return;
+  for (auto& d : diagnoses) {
+    if (d.code != "graph.baked-batch-reshape" || d.severity != Severity::kWarning) continue;
     d.severity = Severity::kInfo;
-    d.message +=
-        fmt::format("; the sweep ran all {} cells, so the outputs follow the inputs in practice", sweep.cells.size());
+    d.message += fmt::format("; but the sweep ran batches {} and every run passed, so the batch does not stop there",
+                             fmt::join(batches, ", "));
   }
 }
 
@@ -350,6 +387,7 @@ ValidateOptions ValidateOptionsFor(const DoctorOptions& options, const Layout& l
   if (record && validate.inputs.plan.dim_sums.empty()) validate.inputs.plan.dim_sums = record->dim_sums;
   if (record) validate.sweep_max_sizes = record->dim_limits;
   validate.avoid_nan_inputs = true;
+  validate.sweep_memory_bytes = options.sweep_memory_bytes;
   return validate;
 }
 
@@ -581,7 +619,8 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
           diagnoses.insert(diagnoses.end(), found_here.begin(), found_here.end());
         }
         if (provider.sweep) ConnectFrozenValues(*provider.sweep, diagnoses);
-        if (provider.sweep) SettleOutputDimNames(*provider.sweep, diagnoses);
+        if (provider.sweep) SettleOutputDims(*provider.sweep, diagnoses);
+        if (provider.sweep) SettleBakedBatch(*provider.sweep, diagnoses);
         report.providers.push_back(std::move(provider));
       }
       if (std::any_of(report.providers.begin(), report.providers.end(), [](const auto& p) { return p.loaded; }))

@@ -35,8 +35,9 @@ struct DoctorOptions {
   ToleranceRules tolerance;
   InputPlan inputs;  ///< sizes of symbolic dimensions for the cross-check, sweep and benchmark
   bool sweep = true;
-  std::string target_ort;   ///< also check loading on this ONNX Runtime release (CheckOptions::target_ort)
-  int benchmark_runs = 20;  ///< timed runs of the baseline latency (bench/runner.h); 0 skips it
+  std::uint64_t sweep_memory_bytes = 0;  ///< the sweep's memory limit (ValidateOptions); 0: from the machine
+  std::string target_ort;                ///< also check loading on this ONNX Runtime release (CheckOptions::target_ort)
+  int benchmark_runs = 20;               ///< timed runs of the baseline latency (bench/runner.h); 0 skips it
 };
 
 enum class DoctorVerdict { kHealthy, kWarnings, kBroken };

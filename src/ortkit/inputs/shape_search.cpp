@@ -81,37 +81,50 @@ void Rename(std::vector<TensorSpec>& specs, const std::string& from, const std::
   }
 }
 
-// Unnamed axes that run only at equal sizes (the batch of two inputs, one of them a state whose batch is
-// its second axis) become one axis: sweeping them apart would fail for a reason of ortkit's making.
-void MergeEqualAxes(Session& session, ShapeSearch& search, const std::map<std::string, ValueHint>& hints) {
-  std::vector<std::string> unnamed;
+// "input 'a' axis 0 ('unk__330')": where an axis is, for a note.
+std::string DescribeAxis(const std::vector<TensorSpec>& specs, const std::string& dim) {
+  const auto [input, axis] = WhereIs(specs, dim);
+  if (input.empty()) return fmt::format("'{}'", dim);
+  const bool unnamed = UnnamedAxisOf(dim) >= 0;
+  return unnamed ? fmt::format("input '{}' axis {}", input, axis)
+                 : fmt::format("input '{}' axis {} ('{}')", input, axis, dim);
+}
+
+// Axes with names of their own that run only at equal sizes become one axis: the batch of two inputs that
+// a converter named apart (tf2onnx's unk__330 and unk__331, joined by a Concat), a state whose batch is its
+// second axis. Sweeping or searching them apart would fail for a reason of ortkit's making, and a size
+// limit found that way would be no limit of the model's. Tied when sizes 2s and 3s fail together while 2s
+// and 3s each run on all of them (a limit between 2s and 3s would fail both).
+void TieEqualAxes(Session& session, ShapeSearch& search, const std::map<std::string, ValueHint>& hints) {
+  std::vector<std::string> free;
   for (const auto& spec : search.specs) {
     for (const auto& d : spec.dims) {
-      if (!d.fixed() && UnnamedAxisOf(d.symbol) >= 0 && !search.base.dims.count(d.symbol) &&
-          std::find(unnamed.begin(), unnamed.end(), d.symbol) == unnamed.end())
-        unnamed.push_back(d.symbol);
+      if (d.fixed() || d.symbol.empty() || search.base.dims.count(d.symbol) || search.base.dim_sums.count(d.symbol) ||
+          std::find(free.begin(), free.end(), d.symbol) != free.end())
+        continue;
+      free.push_back(d.symbol);
     }
   }
   std::set<std::string> merged;
-  for (std::size_t i = 0; i < unnamed.size(); ++i) {
-    if (merged.count(unnamed[i])) continue;
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    if (merged.count(free[i])) continue;
     const InputPlan plan = search.Plan();
-    const std::int64_t size = SizeIn(plan, search.specs, unnamed[i]);
-    // Candidates are the unnamed axes at the same size. Probed at 2x against 3x (never 1, which
-    // broadcasts): if that fails, the axes at 2x all together must run, and each one that still runs
-    // when put back at 3x was not needed.
+    const std::int64_t size = std::max<std::int64_t>(SizeIn(plan, search.specs, free[i]), 1);
     std::vector<std::string> group;
     InputPlan probe = plan;
     probe.max_bytes = std::min(probe.max_bytes, kSearchBytes);
-    probe.dims[unnamed[i]] = size * 2;
-    for (std::size_t j = i + 1; j < unnamed.size(); ++j) {
-      if (merged.count(unnamed[j]) || SizeIn(plan, search.specs, unnamed[j]) != size) continue;
-      group.push_back(unnamed[j]);
-      probe.dims[unnamed[j]] = size * 3;
+    probe.dims[free[i]] = size * 2;
+    for (std::size_t j = i + 1; j < free.size(); ++j) {
+      if (merged.count(free[j]) || SizeIn(plan, search.specs, free[j]) != size) continue;
+      group.push_back(free[j]);
+      probe.dims[free[j]] = size * 3;
     }
     if (group.empty() || !RunFailure(session, search.specs, hints, probe)) continue;  // an axis of its own
+    InputPlan larger = probe;
+    larger.dims[free[i]] = size * 3;
     for (const auto& other : group) probe.dims[other] = size * 2;
-    if (RunFailure(session, search.specs, hints, probe)) continue;  // not a matter of equal sizes
+    if (RunFailure(session, search.specs, hints, probe) || RunFailure(session, search.specs, hints, larger))
+      continue;  // not a matter of equal sizes: a limit between them
     for (auto it = group.begin(); it != group.end();) {
       InputPlan without = probe;
       without.dims[*it] = size * 3;
@@ -122,14 +135,20 @@ void MergeEqualAxes(Session& session, ShapeSearch& search, const std::map<std::s
         ++it;
       }
     }
+    if (group.empty()) continue;
+    std::vector<std::string> described = {DescribeAxis(search.specs, free[i])};
+    for (const auto& other : group) described.push_back(DescribeAxis(search.specs, other));
     for (const auto& other : group) {
-      Rename(search.specs, other, unnamed[i]);
+      Rename(search.specs, other, free[i]);
       search.grown.erase(other);
       merged.insert(other);
     }
-    if (!group.empty())
-      search.notes.push_back(fmt::format("unnamed axes '{}' and '{}' run only at equal sizes: treated as one axis '{}'",
-                                         unnamed[i], fmt::join(group, "', '"), unnamed[i]));
+    search.tied.push_back({free[i]});
+    search.tied.back().insert(search.tied.back().end(), group.begin(), group.end());
+    search.notes.push_back(
+        fmt::format("{} must be equal (they run only at equal sizes): sized and swept as one axis "
+                    "'{}'",
+                    fmt::join(described, " and "), free[i]));
   }
 }
 
@@ -337,7 +356,8 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
     if (search.grown.empty() || !RunFailure(session, search.specs, hints, search.Plan())) break;
   }
   if (!search.grown.empty() && RunFailure(session, search.specs, hints, search.Plan())) search.grown.clear();
-  if (!RunFailure(session, search.specs, hints, search.Plan())) {
+  const bool ran_at_once = !RunFailure(session, search.specs, hints, search.Plan());
+  if (ran_at_once) {
     search.runs = true;
   } else {
     // Each dimension alone first (the smallest change), then all of them together (a detector that
@@ -348,13 +368,15 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
     }
     if (!search.runs && free.size() > 1) search.runs = Grow(session, search, hints, free);
     if (!search.runs) return search;
-    for (const auto& [dim, size] : search.grown) {
-      auto finding = FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size,
-                                      SizeIn(base, search.specs, dim), search.StepOf(dim));
-      if (finding) search.findings.push_back(std::move(*finding));
-    }
   }
-  MergeEqualAxes(session, search, hints);
+  // Ties first: a limit found by moving one of two axes that must be equal would be ortkit's, not the model's.
+  TieEqualAxes(session, search, hints);
+  if (ran_at_once) return search;  // nothing was grown: no limit to find
+  for (const auto& [dim, size] : search.grown) {
+    auto finding = FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size,
+                                    SizeIn(base, search.specs, dim), search.StepOf(dim));
+    if (finding) search.findings.push_back(std::move(*finding));
+  }
   return search;
 }
 

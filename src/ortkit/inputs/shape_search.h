@@ -42,8 +42,11 @@ struct ShapeSearch {
   std::map<std::string, std::int64_t> grown;  ///< sizes that replace a guess that failed
   std::vector<SizeFinding> findings;
   std::map<std::string, std::int64_t> steps;  ///< sizes that come in multiples (SizeSteps)
-  std::vector<std::string> notes;             ///< "unnamed axes 'a:0' and 'b:0' are one axis: ..."
-  bool runs = false;                          ///< the plan (with `grown`) runs
+  std::vector<std::string> notes;             ///< "input 'a' axis 0 and input 'b' axis 0 must be equal: ..."
+  /// Axes that run only at equal sizes, each group by its original names; search.specs names them all
+  /// after the first.
+  std::vector<std::vector<std::string>> tied;
+  bool runs = false;  ///< the plan (with `grown`) runs
 
   /// `base` with the grown sizes: the shape to run, time and compare at.
   InputPlan Plan() const;
@@ -51,8 +54,9 @@ struct ShapeSearch {
 };
 
 /// Names the unnamed axes of `specs`, makes `base` run by growing the dimensions the user did not
-/// set (each alone in powers of two, then all together), and merges unnamed axes that only run at
-/// equal sizes. At most a few dozen runs at small sizes.
+/// set (each alone in powers of two, then all together), ties the axes that only run at equal sizes
+/// (named or not: `tied`), and then finds the size limits of what it grew. At most a few dozen runs at
+/// small sizes.
 /// Starts from the sizes typical of what the inputs hold (TypicalSizes) where the user gave none.
 ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
                          const InputPlan& base, const onnx::ModelProto* model = nullptr);

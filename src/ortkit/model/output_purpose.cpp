@@ -104,6 +104,9 @@ OutputPurpose GuessOutputPurpose(const onnx::ModelProto& model, const std::strin
   if (auto purpose = PurposeFromGraph(model.graph(), output)) return *purpose;
   if (auto purpose = PurposeFromName(output)) return *purpose;
   if (RowsAreDistributions(sample, width)) return OutputPurpose::kScores;
+  // A row of thousands that is no multiple of 64 counts classes or tokens (a CTC head's 8,210 characters,
+  // BERT's 30,522 or GPT-2's 50,257 tokens); widths of vectors are multiples of 64 (384, 768, 4096).
+  if (width >= 1000 && width % 64 != 0) return OutputPurpose::kScores;
   return OutputPurpose::kEmbedding;
 }
 

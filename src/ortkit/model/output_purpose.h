@@ -21,6 +21,7 @@ namespace ortkit {
 ///  - named for scores (logits, scores, probabilities, classes) or for vectors (embedding, features,
 ///    hidden state, pooled output): kScores or kEmbedding;
 ///  - rows that are probability distributions (entries in [0, 1] summing to 1): kScores;
+///  - rows of 1,000 or more that are no multiple of 64 (a vocabulary, a character set): kScores;
 ///  - otherwise kEmbedding: a row of values is judged by its direction.
 OutputPurpose GuessOutputPurpose(const onnx::ModelProto& model, const std::string& output, const Tensor& sample);
 

@@ -350,6 +350,37 @@ Status CheckSynthesisSize(const std::vector<TensorSpec>& specs, const InputPlan&
                                HumanBytes(plan.max_bytes)));
 }
 
+namespace {
+
+// The length an input of lengths describes (tashkeel's input_lengths[batch] beside char_inputs[batch, seq],
+// a GRU's sequence_lens): the size of the first dynamic axis after the batch of another input with the same
+// batch (the same symbol, or the same fixed size). Lengths made
+// up at random would include 0, an empty text whose masked softmax is NaN, or exceed the sequence; the
+// sequence's own size is what a caller that pads nothing passes. Nothing for any other input.
+std::optional<std::int64_t> DescribedLength(const TensorSpec& spec, const std::vector<TensorSpec>& specs,
+                                            const InputPlan& plan) {
+  const DataTypeInfo* info = FindDataType(spec.type);
+  if (info == nullptr || info->is_float || spec.type == DataType::kBool || spec.dims.size() != 1 ||
+      !NameHas(spec.name, {"length", "lens"}))
+    return std::nullopt;
+  const DimSpec& rows = spec.dims[0];
+  for (const auto& other : specs) {
+    if (&other == &spec || other.dims.size() < 2) continue;
+    const DimSpec& batch = other.dims[0];
+    const bool same =
+        rows.fixed() ? batch.fixed() && batch.value == rows.value : !batch.fixed() && batch.symbol == rows.symbol;
+    if (!same) continue;
+    for (std::size_t axis = 1; axis < other.dims.size(); ++axis) {
+      if (other.dims[axis].fixed()) continue;
+      auto shape = ResolveShape(other, plan);
+      if (shape.ok()) return (*shape)[axis];
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>& specs,
                                                   const std::map<std::string, ValueHint>& hints,
                                                   const InputPlan& plan) {
@@ -358,6 +389,13 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
   for (const auto& spec : specs) {
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ResolveShape(spec, plan));
     ORTKIT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(spec.type, shape));
+    if (!hints.count(spec.name)) {
+      if (const auto length = DescribedLength(spec, specs, plan)) {
+        for (std::int64_t i = 0; i < t.element_count(); ++i) t.SetFromDouble(i, static_cast<double>(*length));
+        out.push_back({spec.name, std::move(t)});
+        continue;
+      }
+    }
     std::mt19937_64 rng(plan.seed * 1000003u + std::hash<std::string>{}(spec.name));
     const ValueHint hint = hints.count(spec.name) ? hints.at(spec.name) : ValueHint{};
     const DataTypeInfo* info = FindDataType(spec.type);
@@ -381,6 +419,8 @@ Result<std::vector<NamedTensor>> SynthesizeInputs(const std::vector<TensorSpec>&
             v = 1;
           else if (info != nullptr && info->is_float)
             v = plan.positive_floats ? positive(rng) : normal(rng);
+          else if (plan.covering_integers && t.element_count() > 1)
+            v = static_cast<double>(i % 4);
           else
             v = static_cast<double>(small(rng));
       }

@@ -28,6 +28,9 @@ struct InputPlan {
   /// Floats without a hint: normal(0, 1), or uniform in [0.1, 1) when normal values make a correct model
   /// emit NaN (the log or square root of a power spectrum, a variance, a probability).
   bool positive_floats = false;
+  /// Integers without a hint: 0, 1, 2, 3, 0, 1, ... in order instead of at random, so that every value a
+  /// small index (a graph id, a segment) can take appears (a second draw the sweep compares with).
+  bool covering_integers = false;
   /// Most bytes all synthesised inputs together may take: a model that fixes a dimension to 2^31
   /// is refused with the size named rather than allocated.
   std::uint64_t max_bytes = kMaxSynthesizedBytes;

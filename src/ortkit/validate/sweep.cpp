@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/check/lint.h"
+#include "ortkit/core/memory.h"
 #include "ortkit/core/numbers.h"
 #include "ortkit/core/units.h"
 #include "ortkit/diagnose/runtime_messages.h"
@@ -233,11 +236,20 @@ void NarrowExtremes(Session& session, const ShapeSearch& search, const std::map<
   for (const auto& axis : report.axes) typical.dims[axis.dim] = typical_of(axis);
   if (RunFailure(session, specs, hints, typical)) return;  // nothing runs: the grid will say why
   for (auto& axis : report.axes) {
-    if (axis.dim == batch || IsBatchLike(axis.dim) || axis.values.size() < 2) continue;
+    if (axis.values.size() < 2) continue;
     const std::int64_t middle = typical_of(axis);
+    // A batch is left as it is: a model that runs at its traced batch only (a batch baked into a Reshape)
+    // must fail the sweep. Unless two batches run, the typical one and its double: then a batch that fails
+    // is a requirement of the model's (ICLabel takes its components in fours), narrowed like any other.
+    const bool batch_axis = axis.dim == batch || IsBatchLike(axis.dim);
+    if (batch_axis) {
+      InputPlan doubled = typical;
+      doubled.dims[axis.dim] = middle * 2;
+      if (middle < 1 || RunFailure(session, specs, hints, doubled)) continue;
+    }
     for (const bool low : {true, false}) {
       const std::int64_t extreme = low ? axis.values.front() : axis.values.back();
-      if (extreme == middle) continue;
+      if (extreme == middle || (batch_axis && !low)) continue;
       auto finding =
           FindSizeBoundary(session, specs, hints, typical, axis.dim, middle, extreme, search.StepOf(axis.dim));
       if (!finding) continue;
@@ -392,7 +404,7 @@ std::vector<SweepAxis> ChooseAutoAxes(const std::vector<TensorSpec>& inputs, con
 
 bool SweepReport::Passed() const {
   return std::all_of(cells.begin(), cells.end(),
-                     [](const SweepCell& c) { return c.state == SweepCell::State::kPassed; });
+                     [](const SweepCell& c) { return c.state != SweepCell::State::kFailed; });
 }
 
 nlohmann::json SweepReport::ToJson() const {
@@ -405,22 +417,212 @@ nlohmann::json SweepReport::ToJson() const {
   for (const auto& f : size_findings) j["size_findings"].push_back(f.ToJson());
   j["notes"] = notes;
   for (const auto& c : cells) {
+    const char* state = c.state == SweepCell::State::kPassed   ? "passed"
+                        : c.state == SweepCell::State::kFailed ? "failed"
+                                                               : "skipped";
     j["cells"].push_back({{"dims", c.dims},
-                          {"state", c.state == SweepCell::State::kPassed ? "passed" : "failed"},
+                          {"state", state},
                           {"run_ms", c.run_ms},
+                          {"peak_bytes", c.peak_bytes},
                           {"batch_checked", c.batch_checked},
                           {"batch_max_abs_error", c.batch_max_abs_error},
                           {"diagnoses", c.diagnoses}});
+    if (c.state == SweepCell::State::kSkipped) j["cells"].back()["skipped"] = c.skipped;
   }
   return j;
 }
 
+std::string OutputDimBehaviour::Describe() const {
+  const std::string runs = fmt::format("{} run{}", seen.size(), seen.size() == 1 ? "" : "s");
+  switch (kind) {
+    case Kind::kFixed: return fmt::format("is {} in all {}", value, runs);
+    case Kind::kFollows: {
+      std::string expression = fmt::format("'{}'", axis);
+      if (scale != 1) expression = fmt::format("{} x {}", scale, expression);
+      if (offset != 0) expression += fmt::format(" {} {}", offset > 0 ? "+" : "-", std::abs(offset));
+      return fmt::format("follows {} ({} in {})", expression, fmt::join(seen, ", "), runs);
+    }
+    case Kind::kGrows: return fmt::format("grows with '{}' ({} in {})", axis, fmt::join(seen, ", "), runs);
+    case Kind::kVaries:
+      return fmt::format(
+          "varies ({} in {}) in a way no input dimension's size orders: runs at the same sizes "
+          "disagree, or it rises and falls",
+          fmt::join(seen, ", "), runs);
+    case Kind::kUnjudged: break;
+  }
+  return fmt::format("cannot be judged from {}", runs);
+}
+
+OutputDimBehaviour ExplainOutputDim(const SweepReport& sweep, const std::string& output, std::size_t dimension) {
+  OutputDimBehaviour behaviour;
+  std::vector<const SweepCell*> cells;
+  for (const auto& cell : sweep.cells) {
+    auto shape = cell.output_shapes.find(output);
+    if (cell.state != SweepCell::State::kPassed || shape == cell.output_shapes.end() ||
+        dimension >= shape->second.size())
+      continue;
+    cells.push_back(&cell);
+    behaviour.seen.push_back(shape->second[dimension]);
+  }
+  // The input sizes that changed between the runs: without a change nothing can be told apart.
+  std::set<std::string> changed;
+  for (const auto* cell : cells) {
+    for (const auto& [axis, size] : cell->sizes) {
+      if (cells.front()->sizes.count(axis) && cells.front()->sizes.at(axis) != size) changed.insert(axis);
+    }
+  }
+  if (cells.size() < 2 || changed.empty()) return behaviour;
+  const auto& seen = behaviour.seen;
+  if (std::all_of(seen.begin(), seen.end(), [&](std::int64_t v) { return v == seen.front(); })) {
+    behaviour.kind = OutputDimBehaviour::Kind::kFixed;
+    behaviour.value = seen.front();
+    return behaviour;
+  }
+  // size = scale * axis + offset, from the first two runs the axis differs in, checked on every run.
+  for (const auto& axis : changed) {
+    std::size_t other = 1;
+    while (other < cells.size() && cells[other]->sizes.at(axis) == cells[0]->sizes.at(axis)) ++other;
+    if (other == cells.size()) continue;
+    const std::int64_t da = cells[other]->sizes.at(axis) - cells[0]->sizes.at(axis);
+    const std::int64_t dv = seen[other] - seen[0];
+    if (dv % da != 0) continue;
+    const std::int64_t scale = dv / da;
+    const std::int64_t offset = seen[0] - scale * cells[0]->sizes.at(axis);
+    bool holds = scale != 0;
+    for (std::size_t i = 0; i < cells.size() && holds; ++i) {
+      auto size = cells[i]->sizes.find(axis);
+      holds = size != cells[i]->sizes.end() && seen[i] == scale * size->second + offset;
+    }
+    if (!holds) continue;
+    behaviour.kind = OutputDimBehaviour::Kind::kFollows;
+    behaviour.axis = axis;
+    behaviour.scale = scale;
+    behaviour.offset = offset;
+    return behaviour;
+  }
+  // Else one axis that orders it: equal wherever the axis is equal, and monotone in it.
+  for (const auto& axis : changed) {
+    std::map<std::int64_t, std::int64_t> by_size;
+    bool consistent = true;
+    for (std::size_t i = 0; i < cells.size() && consistent; ++i) {
+      auto size = cells[i]->sizes.find(axis);
+      if (size == cells[i]->sizes.end()) {
+        consistent = false;
+        break;
+      }
+      auto [it, inserted] = by_size.emplace(size->second, seen[i]);
+      consistent = inserted || it->second == seen[i];
+    }
+    if (!consistent || by_size.size() < 2) continue;
+    bool rising = true, falling = true;
+    for (auto it = std::next(by_size.begin()); it != by_size.end(); ++it) {
+      rising = rising && it->second >= std::prev(it)->second;
+      falling = falling && it->second <= std::prev(it)->second;
+    }
+    if (!rising && !falling) continue;
+    behaviour.kind = OutputDimBehaviour::Kind::kGrows;
+    behaviour.axis = axis;
+    return behaviour;
+  }
+  behaviour.kind = OutputDimBehaviour::Kind::kVaries;
+  return behaviour;
+}
+
 namespace {
+
+// The sweep's memory, measured: each run's peak resident memory (the runtime's arena and the outputs as much
+// as the inputs), and the peak of a larger run extrapolated from the two largest measured below it, as a
+// power of the input bytes fitted to them (attention's memory grows with the square of a sequence, a
+// convolution's with its size), so that no run starts that would take more than the limit. The sizes the
+// input bytes alone allowed once let a speech model's sweep grow to 20 GB and be killed.
+class MemoryGuard {
+ public:
+  explicit MemoryGuard(std::uint64_t limit) : limit_(limit), baseline_(ReadResidentMemory().now) {}
+
+  std::uint64_t limit() const { return limit_; }
+
+  /// Runs `run` and records its peak against `input_bytes`; returns what `run` returns.
+  template <typename Run>
+  auto Measure(std::uint64_t input_bytes, Run run) {
+    ResetPeakMemory();
+    auto result = run();
+    last_peak_ = ReadResidentMemory().peak;
+    points_[input_bytes] = std::max(points_[input_bytes], last_peak_);
+    return result;
+  }
+  std::uint64_t last_peak() const { return last_peak_; }
+
+  /// Why a run with `input_bytes` is not started, or "" when it may be: its predicted peak is over the limit.
+  std::string Refusal(std::uint64_t input_bytes) const {
+    auto above = points_.lower_bound(input_bytes);
+    if (above != points_.end()) return "";  // a run as large or larger was measured: its own size decides
+    if (points_.size() < 2) return "";
+    const auto [x2, p2] = *points_.rbegin();
+    const auto [x1, p1] = *std::next(points_.rbegin());
+    const double c2 = std::max<double>(static_cast<double>(p2) - baseline_, 1 << 20);
+    const double c1 = std::max<double>(static_cast<double>(p1) - baseline_, 1 << 20);
+    const double exponent = std::clamp(std::log(c2 / c1) / std::log(static_cast<double>(x2) / x1), 1.0, 3.0);
+    const double predicted = baseline_ + c2 * std::pow(static_cast<double>(input_bytes) / x2, exponent);
+    if (predicted <= static_cast<double>(limit_)) return "";
+    return fmt::format(
+        "it would take about {} (runs with {} and {} of inputs peaked at {} and {}: growing as the "
+        "inputs to the power {:.1f}), over the sweep's limit of {} (--sweep-memory)",
+        HumanBytes(static_cast<std::uint64_t>(predicted)), HumanBytes(x1), HumanBytes(x2), HumanBytes(p1),
+        HumanBytes(p2), exponent, HumanBytes(limit_));
+  }
+
+ private:
+  std::uint64_t limit_;
+  double baseline_;
+  std::uint64_t last_peak_ = 0;
+  std::map<std::uint64_t, std::uint64_t> points_;  ///< input bytes -> the largest peak measured at them
+};
+
+std::uint64_t MemoryLimitOf(const SweepOptions& options) {
+  return options.memory_limit_bytes > 0 ? options.memory_limit_bytes : UsableMemory().bytes / 4 * 3;
+}
+
+// Each axis's values above its typical size are checked against the memory limit before anything runs
+// at them: the run at the typical sizes and one at twice the axis's typical size are measured, and the
+// sizes predicted to exceed the limit are dropped, said in the notes.
+void KeepAxesWithinMemory(Session& session, const ShapeSearch& search, const std::map<std::string, ValueHint>& hints,
+                          MemoryGuard& guard, SweepReport& report) {
+  auto typical_of = [](const SweepAxis& axis) { return axis.values[std::min<std::size_t>(1, axis.values.size() - 1)]; };
+  InputPlan typical = search.Plan();
+  for (const auto& axis : report.axes) typical.dims[axis.dim] = typical_of(axis);
+  auto run = [&](const InputPlan& plan) {
+    return guard.Measure(InputBytes(search.specs, plan),
+                         [&] { return RunFailure(session, search.specs, hints, plan); });
+  };
+  if (run(typical)) return;  // nothing runs at the typical sizes: the grid will say why
+  for (auto& axis : report.axes) {
+    const std::int64_t middle = typical_of(axis);
+    if (axis.values.back() <= middle) continue;
+    InputPlan twice = typical;
+    twice.dims[axis.dim] = std::max<std::int64_t>(middle * 2, middle + 1);
+    if (twice.dims[axis.dim] < axis.values.back()) run(twice);
+    std::vector<std::string> dropped;
+    std::string why;
+    while (axis.values.size() > 1 && axis.values.back() > middle) {
+      InputPlan plan = typical;
+      plan.dims[axis.dim] = axis.values.back();
+      const std::string refusal = guard.Refusal(InputBytes(search.specs, plan));
+      if (refusal.empty()) break;
+      dropped.push_back(std::to_string(axis.values.back()));
+      why = refusal;
+      axis.values.pop_back();
+    }
+    if (!dropped.empty()) {
+      report.notes.push_back(fmt::format("sweep of '{}' kept to sizes up to {}: at {} {}", axis.dim, axis.values.back(),
+                                         dropped.front(), why));
+    }
+  }
+}
 
 // The grid's axes: the options' own, or in auto mode every symbolic dimension from its smallest size
 // that runs (the search's findings, the exporter's stride) to a large one, extremes narrowed to what runs.
 void ChooseAxes(Session& session, const ShapeSearch& search, const std::map<std::string, ValueHint>& hints,
-                const SweepOptions& options, SweepReport& report) {
+                const SweepOptions& options, MemoryGuard& guard, SweepReport& report) {
   if (!options.axes.empty()) {
     report.axes = options.axes;
     return;
@@ -437,7 +639,9 @@ void ChooseAxes(Session& session, const ShapeSearch& search, const std::map<std:
   }
   report.axes = ChooseAutoAxes(search.specs, options.base, options.memory_budget_bytes, options.max_sizes, search.grown,
                                least, &report.notes);
-  if (search.runs) NarrowExtremes(session, search, hints, report);
+  if (!search.runs) return;
+  KeepAxesWithinMemory(session, search, hints, guard, report);
+  NarrowExtremes(session, search, hints, report);
 }
 
 // Every axis has values, and the grid's first cell is a plan the inputs accept.
@@ -483,7 +687,15 @@ struct SweepGrid {
   const SweepOptions& options;
   const std::string& batch_dim;
   const RowJudging& judging;
+  bool rows_run_alone = true;  ///< a batch of 1 runs: each row of a batch can be checked alone
 };
+
+// NaN or Inf found in a cell whose integer inputs ortkit made up with no hint of their meaning (graph ids,
+// edge lists, counts): the cell is run again with those integers 0, 1, 2, 3, 0, ... in order. When the NaN/Inf change,
+// they come from values a caller would not pass (a graph with no node, an edge to a node that is not there), and the
+// finding becomes a warning that says so; when they stay, it stays an error. `counts` holds the first draw's
+// NaN/Inf counts by output.
+void JudgeNanOnMadeUpIntegers(const SweepGrid& grid, const InputPlan& plan, SweepCell& cell);
 
 // One cell at `plan`: the batched run, its outputs checked, and row by row against the batch.
 Result<SweepCell> RunCell(const SweepGrid& grid, const InputPlan& plan, SweepCell cell) {
@@ -507,13 +719,87 @@ Result<SweepCell> RunCell(const SweepGrid& grid, const InputPlan& plan, SweepCel
     return cell;
   }
   CheckOutputs(grid.output_specs, *outputs, all_dims, cell);
+  JudgeNanOnMadeUpIntegers(grid, plan, cell);
+  cell.sizes = all_dims;
+  for (const auto& out : *outputs) cell.output_shapes[out.name] = out.tensor.shape();
   auto batch = all_dims.find(grid.batch_dim);
-  if (grid.options.batch_consistency && !grid.batch_dim.empty() && batch != all_dims.end() && batch->second > 1 &&
-      cell.diagnoses.empty()) {
+  if (grid.options.batch_consistency && grid.rows_run_alone && !grid.batch_dim.empty() && batch != all_dims.end() &&
+      batch->second > 1 && cell.diagnoses.empty()) {
     CheckBatchConsistency(grid.session, grid.input_specs, grid.output_specs, inputs, *outputs, grid.batch_dim,
                           batch->second, grid.options, grid.judging, cell);
   }
   return cell;
+}
+
+std::int64_t NonFiniteCount(const std::vector<NamedTensor>& outputs) {
+  std::int64_t bad = 0;
+  for (const auto& out : outputs) {
+    const Tensor& t = out.tensor;
+    if (t.is_string() || !FindDataType(t.type())->is_float) continue;
+    for (std::int64_t i = 0; i < t.element_count(); ++i) bad += !std::isfinite(t.AsDouble(i));
+  }
+  return bad;
+}
+
+void JudgeNanOnMadeUpIntegers(const SweepGrid& grid, const InputPlan& plan, SweepCell& cell) {
+  if (std::none_of(cell.diagnoses.begin(), cell.diagnoses.end(),
+                   [](const Diagnosis& d) { return d.code == "sweep.nan-inf"; }))
+    return;
+  std::vector<std::string> made_up;
+  for (const auto& spec : grid.input_specs) {
+    const DataTypeInfo* info = FindDataType(spec.type);
+    if (info == nullptr || info->is_float || spec.type == DataType::kBool || spec.type == DataType::kString) continue;
+    if (grid.hints.count(spec.name) || spec.dims.empty()) continue;
+    made_up.push_back(spec.name);
+  }
+  if (made_up.empty()) return;
+  // The first draw again, and one where the integers cover 0 to 3 in order (every small index appears).
+  std::int64_t first = 0, second = -1;
+  for (const bool covering : {false, true}) {
+    InputPlan draw = plan;
+    draw.covering_integers = covering;
+    auto inputs = SynthesizeInputs(grid.input_specs, grid.hints, draw);
+    if (!inputs.ok()) return;
+    auto outputs = RunSession(grid.session, RunRequest{*inputs, {}});
+    if (!outputs.ok()) return;
+    (covering ? second : first) = NonFiniteCount(*outputs);
+  }
+  if (second == first) return;  // the same whatever the integers hold: the model's own
+  for (auto& d : cell.diagnoses) {
+    if (d.code != "sweep.nan-inf") continue;
+    d.severity = Severity::kWarning;
+    d.message += fmt::format(
+        "; with another draw of the integer input{} ortkit made up ('{}', whose meaning it cannot "
+        "know), 0 to 3 in order, the run holds {} NaN/Inf instead of {}: they come from those values, which a "
+        "caller may never pass. Give real ones with --input to judge",
+        made_up.size() == 1 ? "" : "s", fmt::join(made_up, "', '"), second, first);
+  }
+}
+
+// Once one cell showed its NaN/Inf to come from the integers ortkit made up (JudgeNanOnMadeUpIntegers), the
+// NaN/Inf of the other cells are taken to come from them too (a grid with more graph slots than nodes leaves
+// graphs empty whatever the order): warnings that point at the cell that showed it.
+void SettleNanOnMadeUpIntegers(SweepReport& report) {
+  std::string shown;
+  for (const auto& cell : report.cells) {
+    for (const auto& d : cell.diagnoses) {
+      if (d.code == "sweep.nan-inf" && d.severity == Severity::kWarning && shown.empty()) shown = AtCell(cell.dims);
+    }
+  }
+  if (shown.empty()) return;
+  for (auto& cell : report.cells) {
+    bool changed = false;
+    for (auto& d : cell.diagnoses) {
+      if (d.code != "sweep.nan-inf" || d.severity != Severity::kError) continue;
+      d.severity = Severity::kWarning;
+      d.message += fmt::format(
+          "; {}the integer inputs ortkit made up were shown to cause such values: give real ones "
+          "with --input to judge",
+          shown);
+      changed = true;
+    }
+    if (changed && WorstSeverity(cell.diagnoses) != Severity::kError) cell.state = SweepCell::State::kPassed;
+  }
 }
 
 // Moves `odometer` to the next cell of the row-major grid; false after the last.
@@ -536,12 +822,23 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
   SweepReport report;
   report.size_findings = search.findings;
   report.notes = search.notes;
-  ChooseAxes(session, search, hints, options, report);
+  MemoryGuard guard(MemoryLimitOf(options));
+  ChooseAxes(session, search, hints, options, guard, report);
   ORTKIT_RETURN_IF_ERROR(CheckAxes(report.axes, options.base, search.specs));
   report.batch_dim = options.batch_dim.empty() ? DetectBatchDim(search.specs) : options.batch_dim;
   const std::vector<Diagnosis> suspects = ShapeSuspects(model);
   const RowJudging judging{model, SummarizeQuantization(model), DynamicQuantisationNode(model)};
-  const SweepGrid grid{session, search.specs, output_specs, hints, options, report.batch_dim, judging};
+  SweepGrid grid{session, search.specs, output_specs, hints, options, report.batch_dim, judging};
+  // A model whose batch must be at least n (a requirement the size search found) cannot run a row alone.
+  for (const auto& axis : report.axes) {
+    if (axis.dim != report.batch_dim || axis.values.empty() || axis.values.front() <= 1) continue;
+    grid.rows_run_alone = false;
+    if (options.batch_consistency)
+      report.notes.push_back(
+          fmt::format("batch consistency not checked: '{}' is never 1 (the model needs at least {}), "
+                      "so no row runs alone",
+                      axis.dim, axis.values.front()));
+  }
   std::vector<std::size_t> odometer(report.axes.size(), 0);
   do {
     InputPlan plan = search.Plan();
@@ -550,13 +847,23 @@ Result<SweepReport> RunSweep(Session& session, const onnx::ModelProto& model, co
       plan.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
       cell.dims[report.axes[a].dim] = report.axes[a].values[odometer[a]];
     }
-    ORTKIT_ASSIGN_OR_RETURN(cell, RunCell(grid, plan, std::move(cell)));
+    const std::uint64_t input_bytes = InputBytes(search.specs, plan);
+    if (std::string refusal = guard.Refusal(input_bytes); !refusal.empty()) {
+      cell.state = SweepCell::State::kSkipped;
+      cell.skipped = std::move(refusal);
+      report.notes.push_back(fmt::format("{}not run: {}", AtCell(cell.dims), cell.skipped));
+      report.cells.push_back(std::move(cell));
+      continue;
+    }
+    ORTKIT_ASSIGN_OR_RETURN(cell, guard.Measure(input_bytes, [&] { return RunCell(grid, plan, std::move(cell)); }));
+    cell.peak_bytes = guard.last_peak();
     for (auto& d : cell.diagnoses) {
       if (d.code.rfind("runtime.", 0) == 0) BlameSuspects(suspects, d);
     }
-    if (!cell.diagnoses.empty()) cell.state = SweepCell::State::kFailed;
+    if (WorstSeverity(cell.diagnoses) == Severity::kError) cell.state = SweepCell::State::kFailed;
     report.cells.push_back(std::move(cell));
   } while (NextCell(report.axes, odometer));
+  SettleNanOnMadeUpIntegers(report);
   return report;
 }
 

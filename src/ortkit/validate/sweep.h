@@ -33,6 +33,11 @@ struct SweepOptions {
   std::string batch_dim;                           ///< empty: detected (see DetectBatchDim)
   int rows_checked = 3;                            ///< rows compared per batched cell: first, middle, last
   std::uint64_t memory_budget_bytes = 1ULL << 30;  ///< for choosing the large extreme in auto mode
+  /// The most resident memory any run of the sweep may reach, the process's own included; 0: three
+  /// quarters of what this process may use (the machine's memory, or its cgroup's limit). Each run's
+  /// peak is measured, and a run predicted (from the two largest before it) to exceed this is not
+  /// started: an axis is kept below it, a cell is skipped, and the notes say which and why.
+  std::uint64_t memory_limit_bytes = 0;
   /// Largest sizes the model is made for, by symbol (export.json's dim_limits, e.g. seq_len up to a
   /// Transformers model's max_position_embeddings): the auto sweep stays within them.
   std::map<std::string, std::int64_t> max_sizes;
@@ -61,8 +66,14 @@ std::string DetectBatchDim(const std::vector<TensorSpec>& inputs);
 
 struct SweepCell {
   std::map<std::string, std::int64_t> dims;
-  enum class State { kPassed, kFailed } state = State::kPassed;
-  double run_ms = 0;  ///< the batched run's wall time
+  /// Every symbolic input dimension's size in this cell, swept or not (the search's names).
+  std::map<std::string, std::int64_t> sizes;
+  /// Each output's shape, when the batched run returned.
+  std::map<std::string, std::vector<std::int64_t>> output_shapes;
+  enum class State { kPassed, kFailed, kSkipped } state = State::kPassed;
+  std::string skipped;           ///< kSkipped: why (the memory it would take)
+  std::uint64_t peak_bytes = 0;  ///< the process's peak resident memory during the cell's runs
+  double run_ms = 0;             ///< the batched run's wall time
   bool batch_checked = false;
   double batch_max_abs_error = 0;
   std::vector<Diagnosis> diagnoses;  ///< why the cell failed
@@ -77,6 +88,27 @@ struct SweepReport {
   bool Passed() const;
   nlohmann::json ToJson() const;
 };
+
+/// What the sweep's runs say about one output dimension: it is the same size in every run; it follows an
+/// input dimension as it is, or scaled and shifted (2 * seq, seq + 1); it grows (or shrinks) with one input
+/// dimension and is the same wherever that dimension is (a convolution's frames, (samples - 512) / 160 + 1);
+/// or none of these: runs at one size of every input dimension disagree, or no dimension orders it.
+struct OutputDimBehaviour {
+  enum class Kind { kUnjudged, kFixed, kFollows, kGrows, kVaries };
+  Kind kind = Kind::kUnjudged;  ///< kUnjudged: fewer than two runs returned it, or no input size changed
+  std::int64_t value = 0;       ///< kFixed
+  std::string axis;             ///< kFollows, kGrows: the input dimension
+  std::int64_t scale = 1;       ///< kFollows: size = scale * axis + offset
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> seen;  ///< the sizes the runs gave, in cell order
+  /// Whether the runs account for the size (kFixed, kFollows, kGrows).
+  bool Explained() const { return kind == Kind::kFixed || kind == Kind::kFollows || kind == Kind::kGrows; }
+  /// "follows 'batch' (1, 4, 16 in 3 runs)", "is 2 in all 3 runs", "grows with 'samples' (1, 97, 1597 in 3 runs)"
+  std::string Describe() const;
+};
+
+/// How output `output`'s dimension `dimension` behaved over the passing cells of `sweep`.
+OutputDimBehaviour ExplainOutputDim(const SweepReport& sweep, const std::string& output, std::size_t dimension);
 
 /// Runs the grid on `session`. `model` gives input value hints (indices, masks). Errors only
 /// for bad options (unknown dimension names); failing cells are reported in the result.

@@ -131,6 +131,7 @@ SweepOptions ValidationSweepOptions(const ValidateOptions& options, const Valida
   sweep.batch_consistency = options.batch_check;
   sweep.base = options.inputs.plan;
   sweep.max_sizes = options.sweep_max_sizes;
+  sweep.memory_limit_bytes = options.sweep_memory_bytes;
   if (inputs != nullptr) {
     sweep.base.positive_floats = sweep.base.positive_floats || inputs->positive_floats;
     sweep.search = inputs->settled.search;

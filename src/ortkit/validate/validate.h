@@ -57,6 +57,9 @@ struct ValidateOptions {
   /// Largest sizes the model is made for, by symbol (export.json's dim_limits): the auto sweep stays
   /// within them.
   std::map<std::string, std::int64_t> sweep_max_sizes;
+  /// The most resident memory a sweep's run may reach (SweepOptions::memory_limit_bytes); 0: three
+  /// quarters of what this process may use.
+  std::uint64_t sweep_memory_bytes = 0;
 };
 
 /// How long the localisation of a quantised model's divergence may take when it was not asked for
