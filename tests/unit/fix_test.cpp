@@ -94,6 +94,40 @@ TEST_F(FixTest, BakedReshapeIsMadeRelativeAndProvenAtOtherBatches) {
   EXPECT_TRUE(rewritten);
 }
 
+// Behind a dynamic signature: the inputs say 'batch', but the module reshaped with a literal 1 beside a size
+// it read from the input (x.view(1, x.size(1), 3, 2)), and the output declares the 1. check names the Reshape,
+// the literal and the output declaration; fix starts the Concat with 0 and proves batch 1 and another.
+constexpr const char* kBakedBehindDynamic = R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[batch, seq, 6] x) => (float[1, seq, 3, 2] y) <int64[1] one = {1}, int64[2] tail = {3, 2},
+                                                          int64[1] axis = {1}> {
+      s = Shape(x)
+      len = Gather(s, axis)
+      target = Concat<axis = 0>(one, len, tail)
+      y = Reshape(x, target)
+    })";
+
+TEST_F(FixTest, ALiteralBatchInABuiltReshapeTargetIsFoundAndRepaired) {
+  const onnx::ModelProto model = testing::ParseModelText(kBakedBehindDynamic);
+  const auto found = LintModel(model);
+  auto baked = std::find_if(found.begin(), found.end(),
+                            [](const Diagnosis& d) { return d.code == "graph.baked-batch-reshape"; });
+  ASSERT_NE(baked, found.end()) << nlohmann::json(found).dump(1);
+  EXPECT_NE(baked->message.find("Concat"), std::string::npos) << baked->message;
+  EXPECT_NE(baked->message.find("literal 1 (from 'one')"), std::string::npos) << baked->message;
+  EXPECT_NE(baked->message.find("output 'y' is declared [1, seq, 3, 2]"), std::string::npos) << baked->message;
+
+  const auto report = Fix(kBakedBehindDynamic);
+  ASSERT_TRUE(report.written) << nlohmann::json(report).dump(1);
+  EXPECT_TRUE(AllHeld(report)) << nlohmann::json(report).dump(1);
+  const auto fixed = Fixed();
+  EXPECT_EQ(Dim0(fixed.graph().output(0)), "batch");
+  bool rewritten = false;
+  for (const auto& c : report.changes)
+    rewritten |=
+        c.code == "graph.baked-batch-reshape" && c.change.find("instead of the literal 1") != std::string::npos;
+  EXPECT_TRUE(rewritten) << nlohmann::json(report).dump(1);
+}
+
 TEST_F(FixTest, GraphThatBakesTheBatchIsRefusedAndNothingWritten) {
   // The bias has the traced batch as its first dimension: no edit of the interface makes batch 2 work.
   const auto report = Fix(R"(<ir_version: 8, opset_import: ["" : 17]>

@@ -425,6 +425,21 @@ void CheckDynamicResize(const ModelIndex& index, const LintOptions&, Findings& f
   }
 }
 
+namespace {
+
+// " (output 'y' is declared [1, seq, 2])": the outputs whose declared first dimension is `size`.
+std::string DeclaredWith(const ModelIndex& index, long long size) {
+  std::vector<std::string> outputs;
+  for (const auto& out : index.main().graph->output()) {
+    const auto* shape = ShapeOf(out.type());
+    if (shape != nullptr && shape->dim_size() > 0 && IsFixed(shape->dim(0)) && shape->dim(0).dim_value() == size)
+      outputs.push_back(fmt::format("'{}' is declared {}", out.name(), ShapeText(*shape)));
+  }
+  return outputs.empty() ? "" : fmt::format(" (output {})", fmt::join(outputs, ", output "));
+}
+
+}  // namespace
+
 void CheckBakedBatchReshape(const ModelIndex& index, const LintOptions&, Findings& findings) {
   std::vector<Name> roots;
   std::unordered_map<Name, std::string> batch_names;  // input -> its first dimension's text
@@ -453,7 +468,22 @@ void CheckBakedBatchReshape(const ModelIndex& index, const LintOptions&, Finding
       auto data = derived.find(Input(n, 0));
       const std::string shape_name = Input(n, 1);
       if (data == derived.end() || shape_name.empty()) continue;
-      const auto shape = index.ConstantInts(s, shape_name);
+      auto shape = index.ConstantInts(s, shape_name);
+      // A target built by a Concat whose first piece is a literal (x.view(1, x.size(1), 3, 192)): the rest
+      // is read from the input (Shape), the first element is baked.
+      std::string concat;
+      if (!shape) {
+        const auto& scope = index.scopes()[s];
+        auto producer = scope.producer.find(shape_name);
+        if (producer == scope.producer.end()) continue;
+        const auto& maker = g.node(producer->second);
+        if (!IsOnnxOp(maker, "Concat") || maker.input_size() < 2) continue;
+        auto piece = index.ConstantInts(s, Input(maker, 0));
+        if (!piece || piece->size() != 1) continue;
+        shape = std::vector<long long>{piece->front(), -2};  // -2: the rest, read at run time
+        concat = fmt::format("Concat '{}' builds from the literal {} (from '{}') and sizes read at run time",
+                             NodeLocation(maker, producer->second).node, piece->front(), Input(maker, 0));
+      }
       if (!shape || shape->size() < 2) continue;
       const long long first = shape->front();
       // 0 copies the input's dimension and -1 infers it: both follow the batch. For Expand a 1 keeps it.
@@ -462,13 +492,18 @@ void CheckBakedBatchReshape(const ModelIndex& index, const LintOptions&, Finding
       Location where = NodeLocation(n, i);
       where.tensor = shape_name;
       where.input = data->second;
-      const char* evidence = traced.empty() ? "" : ", the size that the outputs' fixed first dimension also shows";
-      findings.Add(
-          fmt::format("{} '{}'{} gives '{}' (computed from input '{}', first dimension '{}') the constant shape {} "
-                      "from '{}'; its first element {} looks like the batch size of the traced example{}",
-                      n.op_type(), where.node, index.Where(s), Input(n, 0), data->second, batch_names[data->second],
-                      IntsText(*shape), shape_name, first, evidence),
-          where, /*heuristic=*/true);
+      const std::string evidence = traced.empty() ? ""
+                                                  : ", the size that the outputs' fixed first dimension also "
+                                                    "shows" +
+                                                        DeclaredWith(index, first);
+      const std::string target = concat.empty()
+                                     ? fmt::format("the constant shape {} from '{}'", IntsText(*shape), shape_name)
+                                     : fmt::format("the shape that {}", concat);
+      findings.Add(fmt::format("{} '{}'{} gives '{}' (computed from input '{}', first dimension '{}') {}; its first "
+                               "element {} looks like the batch size of the traced example{}",
+                               n.op_type(), where.node, index.Where(s), Input(n, 0), data->second,
+                               batch_names[data->second], target, first, evidence),
+                   where, /*heuristic=*/true);
     }
   }
 }

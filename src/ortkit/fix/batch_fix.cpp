@@ -102,8 +102,10 @@ std::optional<std::vector<std::int64_t>> BatchFreeShape(const std::vector<long l
 
 struct BakedReshape {
   int node = 0;
-  std::string shape_name;
-  std::vector<long long> shape;
+  std::string shape_name;        ///< the constant shape, or the Concat's literal first piece
+  std::vector<long long> shape;  ///< its values
+  int concat = -1;               ///< the Concat that builds the shape from `shape_name` and run-time sizes
+  bool other_minus_one = false;  ///< a -1 among the Concat's other constant pieces
 };
 
 /// Reshapes of the main graph that give a value computed from the inputs a constant shape starting
@@ -116,13 +118,35 @@ std::vector<BakedReshape> FindBakedReshapes(const onnx::ModelProto& model, long 
   const auto derived = index.DerivedValues(roots);
   std::vector<BakedReshape> found;
   const auto& graph = model.graph();
+  // Inputs already dynamic: the outputs' fixed first dimensions are the traced batch a literal may bake.
+  std::set<long long> declared;
+  for (const auto& out : graph.output()) {
+    const auto* shape = ShapeOf(out.type());
+    if (shape != nullptr && shape->dim_size() > 0 && IsFixed(shape->dim(0))) declared.insert(shape->dim(0).dim_value());
+  }
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
     if (!lint::IsOnnxOp(node, "Reshape") || !derived.count(lint::Input(node, 0))) continue;
     auto shape = index.ConstantInts(0, lint::Input(node, 1));
-    if (!shape || shape->size() < 2) continue;
-    if (batch == 0 && shape->front() > 1) batch = shape->front();
-    if (shape->front() == batch) found.push_back({i, node.input(1), *shape});
+    if (shape && shape->size() >= 2) {
+      if (batch == 0 && shape->front() > 1) batch = shape->front();
+      if (shape->front() == batch) found.push_back({i, node.input(1), *shape});
+      continue;
+    }
+    // x.view(1, x.size(1), 3, 192): a Concat of a literal first piece and sizes read at run time.
+    auto producer = index.main().producer.find(lint::Input(node, 1));
+    if (producer == index.main().producer.end()) continue;
+    const auto& maker = graph.node(producer->second);
+    if (!lint::IsOnnxOp(maker, "Concat") || maker.input_size() < 2) continue;
+    auto piece = index.ConstantInts(0, lint::Input(maker, 0));
+    const bool traced = batch > 0 ? piece && piece->front() == batch : piece && declared.count(piece->front());
+    if (!piece || piece->size() != 1 || !traced) continue;
+    BakedReshape baked{i, maker.input(0), *piece, producer->second};
+    for (int k = 1; k < maker.input_size(); ++k) {
+      auto other = index.ConstantInts(0, lint::Input(maker, k));
+      baked.other_minus_one = baked.other_minus_one || (other && std::count(other->begin(), other->end(), -1) > 0);
+    }
+    found.push_back(std::move(baked));
   }
   return found;
 }
@@ -142,6 +166,32 @@ bool FirstDimIsOther(const onnx::GraphProto& graph, const std::string& name, con
   return false;
 }
 
+/// The literal first piece of a Concat that builds a Reshape's shape becomes 0 (copy the data's first
+/// dimension) or -1 (infer it), as BatchFreeShape chooses for a constant shape; said when neither applies.
+void RewriteConcatPiece(onnx::GraphProto& graph, const BakedReshape& b, const std::string& where, bool data_first_other,
+                        bool allowzero, FixPassResult& result) {
+  std::int64_t value = 0;
+  if (data_first_other || allowzero) {
+    if (b.other_minus_one) {
+      result.refusals.push_back({"graph.baked-batch-reshape", where,
+                                 fmt::format("the Concat that builds its shape starts with the literal {} but holds "
+                                             "another -1, and 0 (copy the first dimension) does not apply "
+                                             "(allowzero, or the data's first dimension is not the batch)",
+                                             b.shape.front())});
+      return;
+    }
+    value = -1;
+  }
+  auto& concat = *graph.mutable_node(b.concat);
+  const std::string piece = UnusedName(graph, b.shape_name + "_batch_free");
+  *graph.add_initializer() = Int64Tensor(piece, {value});
+  concat.set_input(0, piece);
+  result.changes.push_back({"graph.baked-batch-reshape", where,
+                            fmt::format("the Concat '{}' that builds its shape starts with {} instead of the literal "
+                                        "{} ('{}')",
+                                        NodeDisplayName(concat, b.concat), value, b.shape.front(), piece)});
+}
+
 /// Rewrites the baked Reshapes (one batch-free copy per shared constant); returns the traced size found.
 long long RewriteBakedReshapes(onnx::ModelProto& model, long long batch, const std::string& symbol,
                                FixPassResult& result) {
@@ -158,7 +208,12 @@ long long RewriteBakedReshapes(onnx::ModelProto& model, long long batch, const s
     auto& node = *graph.mutable_node(b.node);
     const std::string where = fmt::format("node '{}'", NodeDisplayName(node, b.node));
     const bool allowzero = lint::IntAttribute(node, "allowzero").value_or(0) != 0;
-    auto free = BatchFreeShape(b.shape, FirstDimIsOther(inferred.graph(), node.input(0), symbol, traced), allowzero);
+    const bool other = FirstDimIsOther(inferred.graph(), node.input(0), symbol, traced);
+    if (b.concat >= 0) {
+      RewriteConcatPiece(graph, b, where, other, allowzero, result);
+      continue;
+    }
+    auto free = BatchFreeShape(b.shape, other, allowzero);
     if (!free) {
       result.refusals.push_back({"graph.baked-batch-reshape", where,
                                  fmt::format("its shape {} holds another -1, and 0 (copy the first dimension) does "
@@ -192,6 +247,14 @@ FixPassResult FixStaticBatch(onnx::ModelProto& model, const FixPassOptions& opti
   // Inputs already dynamic (a tracer's export with dynamic axes): the traced size is the one the
   // Reshape constants bake.
   const long long traced = RewriteBakedReshapes(model, plan.size, plan.name, result);
+  // Inputs already dynamic: an output that declares the traced batch the Reshapes baked follows the batch now.
+  if (plan.inputs.empty() && traced > 0 && result.changed()) {
+    for (int o = 0; o < graph.output_size(); ++o) {
+      const auto* shape = ShapeOf(graph.output(o).type());
+      if (shape != nullptr && shape->dim_size() > 0 && IsFixed(shape->dim(0)) && shape->dim(0).dim_value() == traced)
+        MakeFirstDimSymbolic(*graph.mutable_output(o), plan, "output", result);
+    }
+  }
   if (traced > 0 && result.changed()) result.proof_sizes[plan.name] = traced;
   return result;
 }
