@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from .errors import ExportError
+from .errors import ExportError, located
 from .hf_export import TASKS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -89,8 +89,8 @@ def load_factory(ref):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception as e:
-        raise ExportError("export.bad-module", f"importing '{path}' raised {type(e).__name__}: {e}",
-                          "run the file with python to see the full traceback") from e
+        raise located(ExportError("export.bad-module", f"importing '{path}' raised {type(e).__name__}: {e}",
+                                  "run the file with python to see the full traceback"), e) from e
     factory = getattr(module, name, None)
     if not callable(factory):
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
@@ -99,8 +99,8 @@ def load_factory(ref):
     try:
         return factory()
     except Exception as e:
-        raise ExportError("export.bad-module", f"{name}() in '{path}' raised {type(e).__name__}: {e}",
-                          "make the factory callable without arguments") from e
+        raise located(ExportError("export.bad-module", f"{name}() in '{path}' raised {type(e).__name__}: {e}",
+                                  "make the factory callable without arguments"), e) from e
 
 
 def run(args):

@@ -1,23 +1,32 @@
 """Export failures as diagnoses: a stable code (the same codes `ortkit explain` lists), what failed,
 and what to do. Exporter messages are matched against a table and translated."""
 
+import os
 import re
+import sys
+import traceback
 
 
 class ExportError(Exception):
     """An export that could not finish. `code` is an ortkit diagnosis code (export.*)."""
 
-    def __init__(self, code, message, fix=""):
+    def __init__(self, code, message, fix="", location=None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.fix = fix
+        self.location = location  # {"file", "line", "source"}: the user's line the failure points at
 
     def to_json(self):
-        return {"code": self.code, "message": self.message, "fix": self.fix}
+        json = {"code": self.code, "message": self.message, "fix": self.fix}
+        if self.location:
+            json["location"] = self.location
+        return json
 
     def render(self):
         text = f"error  {self.code}  {self.message}"
+        if self.location:
+            text += f"\n  at:  {self.location['file']}:{self.location['line']}"
         if self.fix:
             text += f"\n  fix: {self.fix}"
         return text
@@ -121,12 +130,49 @@ _SPECIALIZED = re.compile(r"inferred a static shape of (\d+) for dimension input
 _NOT_KNOWN_TYPE = re.compile(r"Found <class '([\w.]+)'> in (output|input), which is not a known type")
 
 
+# torch.export's graph dump annotates each node with the user's line: "# File: /m.py:12 in forward, code: if ...".
+_GRAPH_ANNOTATION = re.compile(r"# File: (.+?):(\d+) in (\w+), code: (.*)")
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_users(file):
+    """Whether `file` is the user's code: not an installed package, not the companion, not Python's own."""
+    return not any(part in file for part in ("site-packages", "dist-packages", "<frozen", "<string>")) and \
+        not os.path.abspath(file).startswith(_PACKAGE + os.sep) and not file.startswith(sys.prefix + os.sep)
+
+
+def user_frame(error, text=None):
+    """{"file", "line", "source"} of the user's line a failure points at, or None: the first frame of user code
+    the framework's message shows (torch.export's "The following call raised this error", its graph dump's
+    "# File: ..." annotations), else the innermost frame of user code in the exception's own traceback (the
+    traced forward(), the Keras call())."""
+    text = _ANSI.sub("", str(error)) if text is None else text
+    for file, line, _, source in _USER_CALL.findall(text):
+        if _is_users(file):
+            return {"file": file, "line": int(line), "source": source.strip()}
+    for file, line, _, source in _GRAPH_ANNOTATION.findall(text):
+        if _is_users(file):
+            return {"file": file, "line": int(line), "source": source.strip()}
+    found = None
+    for frame in traceback.extract_tb(error.__traceback__) if error.__traceback__ else ():
+        if _is_users(frame.filename):
+            found = {"file": frame.filename, "line": frame.lineno, "source": (frame.line or "").strip()}
+    return found
+
+
 def _user_location(text):
     """' at FILE:LINE: `source`' for the first frame outside the installed packages the message shows."""
     for file, line, _, source in _USER_CALL.findall(text):
         if "site-packages" not in file and "dist-packages" not in file:
             return f" at {file}:{line}: `{source.strip()}`"
     return ""
+
+
+def located(translated, error):
+    """`translated` (an ExportError) with the user's line that `error` points at, when it has none."""
+    if translated.location is None:
+        translated.location = user_frame(error)
+    return translated
 
 
 def specialized_axes(error):

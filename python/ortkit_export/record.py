@@ -83,11 +83,13 @@ class ExportWarning:
 
 @_record
 class ExportFailure:
-    """Why the export failed (no model.onnx then): an ortkit diagnosis code, what failed, what to do."""
+    """Why the export failed (no model.onnx then): an ortkit diagnosis code, what failed, what to do, and the
+    user's line it points at ({"file", "line", "source"}) when the framework's message or traceback shows one."""
 
     code: str
     message: str
     fix: str
+    location: dict = ABSENT
 
 
 @_record

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from . import common, testdata
-from .errors import ExportError, translate_tf_error
+from .errors import ExportError, located, translate_tf_error
 from .record import ExportRecord, TensorInfo, axes_json
 from .spec import DTYPES, InputSpec, parse_dynamic, parse_inputs, second_shapes, synthesize
 
@@ -173,7 +173,7 @@ def _convert(tf, tf2onnx, model, source, specs, dyn, opset, model_path):
             serving = _serving_function(tf, model, source, specs, signature)
             tf2onnx.convert.from_function(serving, input_signature=signature, opset=opset, output_path=model_path)
         except Exception as e:
-            raise translate_tf_error(e, opset) from e
+            raise located(translate_tf_error(e, opset), e) from e
     return captured
 
 

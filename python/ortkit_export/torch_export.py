@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import common
-from .errors import ExportError, specialized_axes, translate_dynamo_error, translate_torch_error
+from .errors import ExportError, located, specialized_axes, translate_dynamo_error, translate_torch_error
 from .record import ExportRecord, ExportWarning, TensorInfo, axes_json
 from .spec import parse_dynamic, parse_inputs, second_shapes, synthesize
 
@@ -325,8 +325,8 @@ def _write_model(export, model_path, request, specs, dyn):
             specialized = _export_keeping_what_works(export, model_path, request, specs, dyn)
         except Exception as e:
             if request.exporter == "dynamo":
-                raise translate_dynamo_error(e, request.opset) from e
-            raise translate_torch_error(e, request.opset or 17, _probe(export), request.max_opset) from e
+                raise located(translate_dynamo_error(e, request.opset), e) from e
+            raise located(translate_torch_error(e, request.opset or 17, _probe(export), request.max_opset), e) from e
     return specialized, captured
 
 

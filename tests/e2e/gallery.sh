@@ -96,6 +96,7 @@ if name == "10-low-opset":
 if name in ("13-dynamo-data-dependent", "14-dynamo-item-scale"):
     d = by_code["export.data-dependent-guard"][0]
     assert "torch_models.py:" in d["message"] and "torch.cond" in d["fix"], d
+    assert "torch_models.py:" in d["location"]["file"], d  # the user's line, where a tool can jump to it
     assert ("x.sum() > 0" if name.startswith("13") else "float(scale)") in d["message"], d
 if name == "16-hf-t5-cache":
     d = by_code["export.unsupported-output-type"][0]

@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 from ortkit_export import ExportError, cli, parse_dynamic, parse_inputs  # noqa: E402
 from ortkit_export import record as export_record  # noqa: E402
-from ortkit_export.errors import classify_warning, specialized_axes, translate_dynamo_error, translate_torch_error  # noqa: E402
+from ortkit_export.errors import (classify_warning, located, specialized_axes, translate_dynamo_error,  # noqa: E402
+                                  translate_torch_error, user_frame)
 from ortkit_export.spec import second_shapes, synthesize  # noqa: E402
 
 SCHEMA_PATH = os.path.join(HERE, "..", "..", "docs", "schema", "export.schema.json")
@@ -172,6 +173,29 @@ class Errors(unittest.TestCase):
         self.assertIn("opset 16 supports it", translated.message)
         nothing = translate_torch_error(error, 11, probe=lambda opset: False)
         self.assertIn("no opset", nothing.fix)
+
+    def test_failures_are_located_at_the_users_line(self):
+        # The message's own frame (torch.export quotes the call that raised), its graph dump's annotations,
+        # and, for a framework that shows neither, the innermost frame of user code in the traceback.
+        quoted = RuntimeError('The following call raised this error:\n  File "/home/me/model.py", line 12, in forward\n'
+                              '    if x.sum() > 0:\n')
+        self.assertEqual(user_frame(quoted), {"file": "/home/me/model.py", "line": 12, "source": "if x.sum() > 0:"})
+        annotated = RuntimeError("graph():\n    # File: /home/me/net.py:7 in forward, code: return x.view(2, -1)\n")
+        self.assertEqual(user_frame(annotated)["line"], 7)
+        library = RuntimeError('  File "/usr/lib/python3/site-packages/torch/x.py", line 3, in f\n    raise\n')
+        self.assertIsNone(user_frame(library))
+
+        def users_forward():
+            raise ValueError("shapes do not match")  # the line a traceback shows
+
+        try:
+            users_forward()
+        except ValueError as e:
+            translated = located(translate_torch_error(e, 17), e)
+        self.assertEqual(translated.location["file"], os.path.abspath(__file__))
+        self.assertIn("raise ValueError", translated.location["source"])
+        self.assertEqual(translated.to_json()["location"], translated.location)
+        self.assertIn("at:", translated.render())
 
     def test_dynamo_failures_are_translated_by_step(self):
         # The texts below are the shape of what torch.onnx.export(..., dynamo=True) raises in PyTorch 2.15.

@@ -61,7 +61,7 @@ constexpr const char* kFailedRecord = R"json({
   "exporter_kind": "dynamo", "opset_requested": 18, "module": null, "module_was_training": true,
   "training": true, "eval_enforced": false, "constant_folding": true, "external_data": false,
   "error": {"code": "export.unsupported-operator", "message": "PyTorch's exporter has no ONNX translation for aten::foo",
-            "fix": "replace aten::foo"}
+            "fix": "replace aten::foo", "location": {"file": "/home/me/model.py", "line": 12, "source": "y = foo(x)"}}
 })json";
 
 // What ReadExportRecord takes from export.json, by the schema object it is in: "" the record itself, then
@@ -71,7 +71,7 @@ const std::map<std::string, std::set<std::string>> kRead = {
      {"framework", "framework_version", "exporter", "exporter_version", "opset", "training", "eval_enforced",
       "module_was_training", "inputs_dropped", "second_data_set_error", "dim_limits", "dim_sums", "warnings", "error"}},
     {"warning", {"category", "message", "file", "line", "source", "code", "fix", "input"}},
-    {"error", {"code", "message", "fix"}},
+    {"error", {"code", "message", "fix", "location"}},
 };
 
 // Every other property the schema lists: written for people and other tools. ortkit reads the model's inputs,
@@ -130,6 +130,10 @@ nlohmann::json AsRead(const nlohmann::json& written) {
   }
   if (record->error)
     json["error"] = {{"code", record->error->code}, {"message", record->error->message}, {"fix", record->error->fix}};
+  if (record->error_line) {
+    json["error"]["location"] = {
+        {"file", record->error_line->file}, {"line", record->error_line->line}, {"source", record->error_line->source}};
+  }
   return json;
 }
 
@@ -237,9 +241,24 @@ TEST(ExportRecordSchema, TheReaderAsksOnlyForWhatTheSchemaNames) {
   const std::regex find(R"re(json\.find\("(\w+)"\))re");
   for (auto it = std::sregex_iterator(source.begin(), source.end(), find); it != std::sregex_iterator(); ++it)
     asked[""].insert((*it)[1].str());
+  const std::regex error_object(R"re(it->find\("(\w+)"\))re");  // objects inside the error (its location)
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), error_object); it != std::sregex_iterator(); ++it)
+    asked["error"].insert((*it)[1].str());
   ASSERT_GE(asked[""].size(), 10u) << "the reader no longer asks for keys as Field<T>(json, \"key\", ...): "
                                       "update this test to how it reads them";
   EXPECT_EQ(asked, kRead);
+}
+
+TEST(ExportRecord, AFailureIsLocatedAtTheUsersLine) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "export.json";
+  std::ofstream(path) << kFailedRecord;
+  auto record = ReadExportRecord(path);
+  ASSERT_TRUE(record.ok()) << record.error().message;
+  ASSERT_TRUE(record->error.has_value());
+  EXPECT_EQ(record->error->location.file, "/home/me/model.py:12");
+  ASSERT_TRUE(record->error_line.has_value());
+  EXPECT_EQ(record->error_line->source, "y = foo(x)");
 }
 
 }  // namespace

@@ -65,6 +65,17 @@ Result<ExportRecord> ReadExportRecord(const std::filesystem::path& path) {
   if (auto it = json.find("error"); it != json.end() && it->is_object()) {
     Location where;
     where.file = path.string();
+    // The user's line the failure points at, when the companion found it: that is where to look.
+    if (auto location = it->find("location"); location != it->end() && location->is_object()) {
+      ExportWarning line;
+      line.file = Field<std::string>(*location, "file", "");
+      line.line = Field<int>(*location, "line", 0);
+      line.source = Field<std::string>(*location, "source", "");
+      if (!line.file.empty()) {
+        where.file = line.Where();
+        record.error_line = std::move(line);
+      }
+    }
     Diagnosis d =
         Diagnose(Field<std::string>(*it, "code", "export.failed"), Field<std::string>(*it, "message", ""), where);
     // The companion's fix is specific to this export (the opset that works); the catalogue's is generic.

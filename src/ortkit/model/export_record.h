@@ -50,8 +50,11 @@ struct ExportRecord {
   std::vector<std::string> inputs_dropped;
   std::string second_data_set_error;
   std::vector<ExportWarning> warnings;
-  /// The export failed: {code, message, fix} as the companion reported it; no model.onnx then.
+  /// The export failed: {code, message, fix} as the companion reported it; no model.onnx then. Its
+  /// location is the user's line (error_line) when the companion found one, else export.json.
   std::optional<Diagnosis> error;
+  /// The user's line the failure points at: file, line and its text (ExportWarning's fields).
+  std::optional<ExportWarning> error_line;
 
   /// "torch 1.13.1, torch.onnx.export (TorchScript), opset 17".
   std::string Describe() const;
