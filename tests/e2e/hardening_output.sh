@@ -234,4 +234,28 @@ for model in chain strings; do
     [ "$peak" -lt $((floor * 2)) ] || fail "$model: $command held $((peak / 1024)) MB, over twice run's $((floor / 1024)) MB"
   done
 done
+echo "== a sweep whose memory grows with the square of a sequence stays within its limit"
+# Attention over seq: at 65,536 positions its scores alone take 16 GiB, more than this machine holds.
+"$python" - "$work/attention.onnx" <<'PY'
+import sys
+import onnx
+from onnx import TensorProto, helper
+nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]), helper.make_node("MatMul", ["x", "t"], ["s"]),
+         helper.make_node("Softmax", ["s"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "x"], ["y"])]
+graph = helper.make_graph(nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", 64])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), sys.argv[1])
+PY
+read -r peak rc < <("$python" -c 'import resource, subprocess, sys
+out = open(sys.argv[1], "w")
+rc = subprocess.call(sys.argv[2:], stdout=out, stderr=subprocess.STDOUT)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, rc)' "$work/out" \
+  "$ortkit" validate "$work/attention.onnx" --sweep seq=16,256,65536 --sweep-memory 2GiB)
+[ "$rc" = 0 ] || { cat "$work/out"; fail "the sweep within memory: exit $rc"; }
+expect_msg "at seq=65536: not run: it would take about"
+expect_msg "over the sweep's limit of 2.0 GiB (--sweep-memory)"
+[ "$peak" -lt 2048 ] || fail "the sweep peaked at $peak MB, over its 2 GiB limit"
+echo "ok: the largest cell was predicted, not run (peak $peak MB)"
+expect_rc 2 "$ortkit" validate "$work/attention.onnx" --sweep-memory lots
+expect_msg "expected a size"
 echo "PASS: what the commands write, against hostile names and flags"

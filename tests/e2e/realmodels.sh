@@ -49,6 +49,17 @@ if name == "ppocr-det":
     assert "x[1, 3, 224, 224]" in shape, shape
 if name == "oww-melspectrogram":
     assert min(axes["samples"]) == 512, axes
+# A quantised model states, for each output of the cross-check, its task-level agreement (top-1 for scores,
+# cosine for vectors, error beside the range for values) beside the float figures.
+cross = cpu.get("cross_check") or {}
+if (cross.get("quantization") or {}).get("schemes"):
+    for o in cross["outputs"]:
+        a = o.get("agreement") or {}
+        assert a.get("purpose") and a.get("judged_by"), f"{name}: output {o['name']} has no task-level agreement; {summary}"
+        print(f"   {name} {o['name']}: {', '.join(cross['quantization']['schemes'])}, {a['purpose']}: {a['judged_by']}")
+if name == "ddddocr-int8":
+    scores = [o["agreement"]["purpose"] for o in cross["outputs"]]
+    assert scores == ["scores"], f"a CTC head's {scores}: its 8,210 characters are classes, judged by top-1"
 print(f"ok {name}: {r['verdict']} {sorted(set(found))} latency at {shape}")
 PY
 done <"$src/tests/realmodels/expected.txt"

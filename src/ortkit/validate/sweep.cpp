@@ -554,24 +554,49 @@ class MemoryGuard {
 
   /// Why a run with `input_bytes` is not started, or "" when it may be: its predicted peak is over the limit.
   std::string Refusal(std::uint64_t input_bytes) const {
-    auto above = points_.lower_bound(input_bytes);
-    if (above != points_.end()) return "";  // a run as large or larger was measured: its own size decides
-    if (points_.size() < 2) return "";
-    const auto [x2, p2] = *points_.rbegin();
-    const auto [x1, p1] = *std::next(points_.rbegin());
-    const double c2 = std::max<double>(static_cast<double>(p2) - baseline_, 1 << 20);
-    const double c1 = std::max<double>(static_cast<double>(p1) - baseline_, 1 << 20);
-    const double exponent = std::clamp(std::log(c2 / c1) / std::log(static_cast<double>(x2) / x1), 1.0, 3.0);
-    const double predicted = baseline_ + c2 * std::pow(static_cast<double>(input_bytes) / x2, exponent);
-    if (predicted <= static_cast<double>(limit_)) return "";
-    return fmt::format(
-        "it would take about {} (runs with {} and {} of inputs peaked at {} and {}: growing as the "
-        "inputs to the power {:.1f}), over the sweep's limit of {} (--sweep-memory)",
-        HumanBytes(static_cast<std::uint64_t>(predicted)), HumanBytes(x1), HumanBytes(x2), HumanBytes(p1),
-        HumanBytes(p2), exponent, HumanBytes(limit_));
+    const auto prediction = Predict(input_bytes);
+    if (!prediction || prediction->peak <= static_cast<double>(limit_)) return "";
+    return fmt::format("it would take about {} ({}), over the sweep's limit of {} (--sweep-memory)",
+                       HumanBytes(static_cast<std::uint64_t>(prediction->peak)), prediction->basis, HumanBytes(limit_));
   }
 
  private:
+  struct Prediction {
+    double peak = 0;
+    std::string basis;  ///< the measurements behind it, for the note
+  };
+
+  // Growth below this is noise (allocator pages, the arena's rounding): a cost that small is taken to grow
+  // with the square of the inputs, as attention's does, so that two cheap small runs never vouch for a
+  // large one.
+  static constexpr double kNoise = 4.0 * (1 << 20);
+
+  std::optional<Prediction> Predict(std::uint64_t input_bytes) const {
+    if (points_.lower_bound(input_bytes) != points_.end()) return std::nullopt;  // measured at that size or above
+    if (points_.empty()) return std::nullopt;
+    const auto [x2, p2] = *points_.rbegin();
+    // With one run measured, or costs below the noise, the cost is taken to grow with the square.
+    std::pair<std::uint64_t, std::uint64_t> before{x2 / 2, p2};
+    if (points_.size() > 1) before = *std::next(points_.rbegin());
+    const auto [x1, p1] = before;
+    const double c2 = static_cast<double>(p2) - baseline_;
+    const double c1 = static_cast<double>(p1) - baseline_;
+    const bool measurable = points_.size() > 1 && c2 >= kNoise && c1 > 0;
+    const double exponent =
+        measurable ? std::clamp(std::log(c2 / c1) / std::log(static_cast<double>(x2) / x1), 1.0, 3.0) : 2.0;
+    const double cost = std::max(c2, kNoise);
+    Prediction prediction;
+    prediction.peak = baseline_ + cost * std::pow(static_cast<double>(input_bytes) / x2, exponent);
+    prediction.basis =
+        measurable ? fmt::format(
+                         "runs with {} and {} of inputs peaked at {} and {}: growing as the inputs to the "
+                         "power {:.1f}",
+                         HumanBytes(x1), HumanBytes(x2), HumanBytes(p1), HumanBytes(p2), exponent)
+                   : fmt::format("a run with {} of inputs peaked at {}: taken to grow with the square of the inputs",
+                                 HumanBytes(x2), HumanBytes(p2));
+    return prediction;
+  }
+
   std::uint64_t limit_;
   double baseline_;
   std::uint64_t last_peak_ = 0;
@@ -598,19 +623,28 @@ void KeepAxesWithinMemory(Session& session, const ShapeSearch& search, const std
   for (auto& axis : report.axes) {
     const std::int64_t middle = typical_of(axis);
     if (axis.values.back() <= middle) continue;
-    InputPlan twice = typical;
-    twice.dims[axis.dim] = std::max<std::int64_t>(middle * 2, middle + 1);
-    if (twice.dims[axis.dim] < axis.values.back()) run(twice);
-    std::vector<std::string> dropped;
+    // Walk up from the typical size by doubling, measuring each, while the large size is not vouched for:
+    // each step's prediction comes from the two before it, so that a cost that grows with the square shows
+    // before it is paid for. A size predicted over the limit becomes the axis's largest, said in the notes.
+    InputPlan plan = typical;
+    std::int64_t reached = middle;
     std::string why;
-    while (axis.values.size() > 1 && axis.values.back() > middle) {
-      InputPlan plan = typical;
+    for (std::int64_t next = std::max<std::int64_t>(middle * 2, middle + 1); next < axis.values.back(); next *= 2) {
       plan.dims[axis.dim] = axis.values.back();
-      const std::string refusal = guard.Refusal(InputBytes(search.specs, plan));
-      if (refusal.empty()) break;
+      if (guard.Refusal(InputBytes(search.specs, plan)).empty()) break;  // the largest size is vouched for
+      plan.dims[axis.dim] = next;
+      why = guard.Refusal(InputBytes(search.specs, plan));
+      if (!why.empty() || run(plan)) break;  // over the limit, or a size the model refuses (NarrowExtremes)
+      reached = next;
+      why.clear();
+    }
+    std::vector<std::string> dropped;
+    plan.dims[axis.dim] = axis.values.back();
+    if (why.empty()) why = guard.Refusal(InputBytes(search.specs, plan));
+    if (!why.empty()) {
       dropped.push_back(std::to_string(axis.values.back()));
-      why = refusal;
-      axis.values.pop_back();
+      while (axis.values.size() > 1 && axis.values.back() > reached) axis.values.pop_back();
+      if (axis.values.back() < reached) axis.values.push_back(reached);
     }
     if (!dropped.empty()) {
       report.notes.push_back(fmt::format("sweep of '{}' kept to sizes up to {}: at {} {}", axis.dim, axis.values.back(),
