@@ -89,7 +89,9 @@ int Run(CheckFlags& flags) {
   // An unreadable file or an unavailable provider is the call's or this machine's fault, not the model's:
   // a usage error, as in run and validate, with the layers' report all the same.
   if (report.failure) {
-    return FailWithReport("check", *report.failure, format, nlohmann::json(report),
+    nlohmann::json json = report;
+    json["diagnoses"] = report.AllDiagnoses();  // the layers' findings, as every failure lists them
+    return FailWithReport("check", *report.failure, format, json,
                           format == Format::kJson ? "" : RenderReport(report, Style::ForStream(stdout)));
   }
   if (format == Format::kJson) {

@@ -117,14 +117,18 @@ int Delegate(const Companion& companion, const std::vector<std::string>& args) {
                                companion.interpreter.string(), ran.error().message),
                    FormatOf(args));
   }
+  // A companion that dies or exits with a status of its own failed the export (exit 1).
   if (ran->signal != 0) {
-    PrintNote("export", fmt::format("the Python export companion was killed by signal {}", ran->signal));
-    return kExitFindings;
+    return Fail(
+        "export",
+        MakeError(ErrorKind::kRuntime, fmt::format("the Python export companion was killed by signal {}", ran->signal)),
+        FormatOf(args));
   }
   const int code = ran->exit_code;
   if (code == kExitOk || code == kExitFindings || code == kExitUsage) return code;
-  PrintNote("export", fmt::format("the Python export companion exited with status {}", code));
-  return kExitFindings;
+  return Fail("export",
+              MakeError(ErrorKind::kRuntime, fmt::format("the Python export companion exited with status {}", code)),
+              FormatOf(args));
 }
 
 int Run(const std::vector<std::string>& args) {

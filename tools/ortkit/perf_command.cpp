@@ -33,9 +33,6 @@ Result<perf::LoadOptions> MakeLoadOptions(const PerfFlags& flags, const std::str
                                                                    {1, perf::LoadOptions::kMostConnections}));
     options.concurrency.assign(concurrency.begin(), concurrency.end());
   }
-  if (options.poisson && options.request_rates.empty()) {
-    return MakeError(ErrorKind::kInvalidArgument, "--poisson needs --request-rate (it shapes the open-loop schedule)");
-  }
   options.model = flags.client.model;
   options.seed = flags.inputs.seed;
   // gRPC servers serve metrics over HTTP elsewhere; only the HTTP URL implies where.
