@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "input_flags.h"
 #include "model_session.h"
 #include "ortkit/bench/measure_sweep.h"
+#include "ortkit/bench/runner.h"
 #include "ortkit/bench/shape_sweep.h"
 #include "ortkit/core/result.h"
 #include "ortkit/runtime/runtime.h"
@@ -24,30 +26,27 @@
 
 namespace ortkit::cli {
 
-/// The options of `ortkit bench`; the in-class defaults are the flag defaults. The reports echo
-/// them (model, session settings, amount measured, where files went).
+/// The options of `ortkit bench`: the library's options (the session's and the measuring's), whose
+/// in-class defaults are the flag defaults, and what the command itself adds. The reports echo them
+/// (model, session settings, amount measured, where files went).
 struct BenchFlags {
   std::filesystem::path model;
   std::vector<std::string> dims;
   std::string batch;
-  InputFlags inputs;      ///< --shape, --input, --seed (its dims are set per shape point)
-  int intra_threads = 0;  ///< 0: the runtime's default
-  int inter_threads = 0;
-  std::string execution_mode = "sequential";
-  int opt_level = 99;
-  std::string provider = "cpu";
-  std::int64_t iterations = 100;
-  std::string duration;  ///< "10s", "500ms"; empty: --iterations
-  std::int64_t warmup = 5;
-  int concurrency = 1;
-  int sessions = 1;
-  bool io_binding = false;
+  InputFlags inputs;  ///< --shape, --input, --seed (the sizes of each point are set as values)
+  /// --provider, --intra-threads, --inter-threads (0: the runtime's default), --execution-mode; the rest
+  /// from the flags below (MakeBenchPlan).
+  SessionConfig session;
+  int opt_level = OptimizationLevelNumber(SessionConfig{}.optimization_level);
   bool no_mem_pattern = false;
   bool no_arena = false;
+  BenchOptions run;      ///< --iterations, --warmup, --concurrency, --io-binding; duration_s from --duration
+  std::string duration;  ///< "10s", "500ms"; empty: --iterations
+  int sessions = 1;
   bool profile = false;
   std::string profile_prefix = "ortkit_profile";
   std::int64_t profile_runs = 20;
-  std::string format = "text";
+  Format format = Format::kText;
   std::filesystem::path plot;
   std::vector<std::filesystem::path> compare;
   double min_change = 5;  ///< percent: run-to-run drift on a shared machine exceeds the in-run noise band
@@ -56,14 +55,20 @@ struct BenchFlags {
   std::string time_budget = "60s";
   std::filesystem::path write_config;
   int max_instances = 4;
+
+  /// "sequential" or "parallel", as --execution-mode names it.
+  const char* ExecutionMode() const { return session.sequential_execution ? "sequential" : "parallel"; }
 };
+
+/// Registers bench's flags on `cmd` into `flags`, the defaults read from it (bench_flags.cpp).
+void RegisterBenchFlags(CLI::App* cmd, BenchFlags& flags);
 
 /// The flags that measure a model, checked and parsed.
 struct BenchPlan {
   SessionConfig config;
+  BenchOptions run;                   ///< the flags' with --duration; checked (BenchOptions::Validate)
   std::vector<std::int64_t> batches;  ///< --batch; empty: the model's default
   std::vector<SweepAxis> sweeps;      ///< --dim
-  std::optional<double> duration_s;   ///< --duration
   double latency_budget_ms = 0;       ///< --latency-budget, with --tune
   double time_budget_s = 0;           ///< --time-budget, with --tune
 };
@@ -74,32 +79,35 @@ struct BenchPlan {
 Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd);
 
 /// The sweep of shapes (bench_sweep_command.cpp); returns the exit code.
-int RunBenchSweep(const BenchFlags& flags, Format format, const BenchPlan& plan);
+int RunBenchSweep(const BenchFlags& flags, const BenchPlan& plan);
 
 /// --compare BASE.json NEW.json (bench_compare_command.cpp); returns the exit code.
-int RunCompare(const BenchFlags& flags, Format format);
+int RunCompare(const BenchFlags& flags);
 
 /// --tune (bench_tune_command.cpp); returns the exit code.
-int RunTune(const BenchFlags& flags, Format format, const BenchPlan& plan);
-
-/// Reports `summary` as bench's failure (ReportFailure) and returns `exit_code`.
-int FailBench(const std::string& summary, Format format, int exit_code);
+int RunTune(const BenchFlags& flags, const BenchPlan& plan);
 
 /// Writes `text` to `path`, replacing it (kIo when it cannot).
 Status WriteTextFile(const std::filesystem::path& path, const std::string& text);
 
 // The inputs of one shape point (bench_inputs.cpp) ----------------------------------------------
 
-/// The input flags for `point`: `flags.inputs` with --dim set to the point's sizes.
-InputFlags InputFlagsAt(const BenchFlags& flags, const ShapePoint& point);
+/// Where the inputs of every shape point come from: the flags' sources (--shape, --input, --seed), and
+/// sizes for the dimensions neither the flags nor the points set, found once by running the model.
+struct BenchInputSources {
+  InputSources sources;
+  std::map<std::string, std::int64_t> found_sizes;
+};
 
-/// Sizes for the dimensions neither the flags nor the shape points set, found by running the model at
-/// `first` (SettleSizes) and kept in `flags` for every later InputFlagsAt; what was found, for the report.
-Result<std::vector<std::string>> SettleBenchSizes(OpenedModel& opened, const ShapePoint& first, BenchFlags& flags);
+/// The sources of `flags` (--shape, --input, --seed), checked; then SettleBenchSizes finds the sizes the
+/// flags and `first` leave open by running the model, and returns what it found, for the report.
+Result<BenchInputSources> ParseBenchInputs(const BenchFlags& flags);
+Result<std::vector<std::string>> SettleBenchSizes(OpenedModel& opened, const ShapePoint& first,
+                                                  BenchInputSources& inputs);
 
-/// Makes the inputs of a point from `flags` (files or synthesised) for the model `opened` holds.
-/// `opened` and `flags` must outlive the returned function.
-InputsForPoint PointInputMaker(const OpenedModel& opened, const BenchFlags& flags);
+/// Makes the inputs of a point (files or synthesised, at the point's sizes) for the model `opened` holds.
+/// `opened` and `inputs` must outlive the returned function.
+InputsForPoint PointInputMaker(const OpenedModel& opened, const BenchInputSources& inputs);
 
 /// Progress on a terminal only: stderr, overwritten in place, erased when done.
 class ProgressBar {

@@ -10,6 +10,7 @@
 #include "bench_command.h"
 #include "bench_render.h"
 #include "commands.h"
+#include "failure.h"
 #include "ortkit/bench/report.h"
 #include "ortkit/bench/run_comparison.h"
 
@@ -121,15 +122,17 @@ std::string CompareText(const BenchFlags& flags, const RunComparison& report, co
 
 }  // namespace
 
-int RunCompare(const BenchFlags& flags, Format format) {
+int RunCompare(const BenchFlags& flags) {
+  const Format format = flags.format;
+  // Reports that cannot be read or compared are the call's to fix (exit 2), as ever.
   auto base = ReadSavedReport(flags.compare[0]);
-  if (!base.ok()) return FailBench(base.error().message, format, kExitUsage);
+  if (!base.ok()) return Fail("bench", AsUsageError(base.error()), format);
   auto candidate = ReadSavedReport(flags.compare[1]);
-  if (!candidate.ok()) return FailBench(candidate.error().message, format, kExitUsage);
+  if (!candidate.ok()) return Fail("bench", AsUsageError(candidate.error()), format);
   CompareOptions options;
   options.min_change = flags.min_change / 100;
   auto report = CompareRuns(ComparablePoints(*base), ComparablePoints(*candidate), options);
-  if (!report.ok()) return FailBench(report.error().message, format, kExitUsage);
+  if (!report.ok()) return Fail("bench", AsUsageError(report.error()), format);
   const int exit_code = report->verdict == ChangeVerdict::kSlower ? kExitFindings : kExitOk;
   std::string out;
   switch (format) {

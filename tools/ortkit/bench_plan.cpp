@@ -50,11 +50,7 @@ Status CheckWritable(const std::filesystem::path& path, const char* flag) {
 }
 
 Result<SessionConfig> MakeConfig(const BenchFlags& flags) {
-  SessionConfig config;
-  config.provider = flags.provider;
-  config.intra_op_threads = flags.intra_threads;
-  config.inter_op_threads = flags.inter_threads;
-  config.sequential_execution = flags.execution_mode == "sequential";
+  SessionConfig config = flags.session;
   config.enable_memory_pattern = !flags.no_mem_pattern;
   config.enable_cpu_arena = !flags.no_arena;
   const auto level = OptimizationLevelOfNumber(flags.opt_level);
@@ -63,38 +59,42 @@ Result<SessionConfig> MakeConfig(const BenchFlags& flags) {
                      fmt::format("--opt-level {}: expected 0, 1, 2 or 99", flags.opt_level));
   }
   config.optimization_level = *level;
-  if (Status available = CheckProviderAvailable(flags.provider); !available.ok())
+  if (Status available = CheckProviderAvailable(config.provider); !available.ok())
     return MakeError(available.error().kind, fmt::format("--provider: {}", available.error().message));
   return config;
+}
+
+/// The measuring options: the flags' with --duration, in the library's ranges (BenchOptions::Validate),
+/// said with the flag's name and value.
+Result<BenchOptions> MakeRunOptions(const BenchFlags& flags) {
+  BenchOptions run = flags.run;
+  if (!flags.duration.empty()) {
+    ORTKIT_ASSIGN_OR_RETURN(run.duration_s, ParseDuration(flags.duration, "--duration", {1e-3, 86400}));
+  }
+  if (auto valid = run.Validate(); !valid.ok()) {
+    const bool runs = !CheckRange("", run.iterations, {1, BenchOptions::kMostIterations}).ok();
+    return MakeError(ErrorKind::kInvalidArgument,
+                     runs ? fmt::format("--iterations {}: expected 1 to {} (the time of every run is kept)",
+                                        run.iterations, BenchOptions::kMostIterations)
+                          : fmt::format("--warmup {}: expected 0 to {}", run.warmup, BenchOptions::kMostWarmup));
+  }
+  return run;
 }
 
 }  // namespace
 
 Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
-  for (const auto& [flag, value] : {std::pair{"--intra-threads", flags.intra_threads},
-                                    {"--inter-threads", flags.inter_threads},
-                                    {"--concurrency", flags.concurrency},
+  for (const auto& [flag, value] : {std::pair{"--intra-threads", flags.session.intra_op_threads},
+                                    {"--inter-threads", flags.session.inter_op_threads},
+                                    {"--concurrency", flags.run.concurrency},
                                     {"--sessions", flags.sessions},
                                     {"--max-instances", flags.max_instances}}) {
     ORTKIT_RETURN_IF_ERROR(CheckThreads(flag, value, cmd.count(flag) > 0));
   }
-  // The same ranges as the library's: a flag and a caller are checked by one piece of code.
-  BenchOptions measured;
-  measured.iterations = flags.iterations;
-  measured.warmup = flags.warmup;
-  if (auto valid = measured.Validate(); !valid.ok()) {
-    const bool runs = !CheckRange("", flags.iterations, {1, BenchOptions::kMostIterations}).ok();
-    return MakeError(ErrorKind::kInvalidArgument,
-                     runs ? fmt::format("--iterations {}: expected 1 to {} (the time of every run is kept)",
-                                        flags.iterations, BenchOptions::kMostIterations)
-                          : fmt::format("--warmup {}: expected 0 to {}", flags.warmup, BenchOptions::kMostWarmup));
-  }
   // Each profiled run writes its events to a trace the profiler holds in memory.
   ORTKIT_RETURN_IF_ERROR(CheckRange("--profile-runs", flags.profile_runs, {1, kMostProfiledRuns}));
   BenchPlan plan;
-  if (!flags.duration.empty()) {
-    ORTKIT_ASSIGN_OR_RETURN(plan.duration_s, ParseDuration(flags.duration, "--duration", {1e-3, 86400}));
-  }
+  ORTKIT_ASSIGN_OR_RETURN(plan.run, MakeRunOptions(flags));
   ORTKIT_ASSIGN_OR_RETURN(plan.config, MakeConfig(flags));
   if (!flags.batch.empty()) {
     ORTKIT_ASSIGN_OR_RETURN(plan.batches, ParseSizeList(flags.batch, "--batch"));

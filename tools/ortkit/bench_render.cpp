@@ -22,8 +22,6 @@ std::string SeriesLabel(const ShapePoint& point, const std::string& batch_dim) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-std::string Share(double share) { return fmt::format("{:.1f}%", share * 100); }
-
 std::vector<std::string> RowHeaders() {
   return {"shape", "first run", "min", "mean",   "p50",       "p90",        "p95", "p99",
           "p99.9", "max",       "std", "runs/s", "samples/s", "vs batch 1", "CPU"};
@@ -70,7 +68,7 @@ std::string RenderMarkdown(const BenchFlags& flags, const BenchReport& report) {
   const auto headers = RowHeaders();
   std::string out = fmt::format(
       "**ortkit bench** `{}` — provider {}, ONNX Runtime {}, session creation {} ms, peak RSS {}\n\n",
-      flags.model.string(), flags.provider, report.settings.onnxruntime, Milliseconds(report.session_create_ms),
+      flags.model.string(), flags.session.provider, report.settings.onnxruntime, Milliseconds(report.session_create_ms),
       HumanBytes(static_cast<std::uint64_t>(report.peak_rss_bytes)));
   out += "| " + fmt::format("{}", fmt::join(headers, " | ")) + " |\n|";
   for (std::size_t i = 0; i < headers.size(); ++i) out += i == 0 ? "---|" : "---:|";
@@ -81,57 +79,10 @@ std::string RenderMarkdown(const BenchFlags& flags, const BenchReport& report) {
   return out;
 }
 
-Table NodeTable(const std::vector<NodeProfile>& nodes, std::size_t limit, bool with_provider) {
-  Table table = with_provider
-                    ? Table({"node", "op type", "provider", "calls", "total ms", "share"},
-                            {false, false, false, true, true, true})
-                    : Table({"node", "op type", "calls", "total ms", "share"}, {false, false, true, true, true});
-  for (std::size_t i = 0; i < nodes.size() && i < limit; ++i) {
-    const auto& n = nodes[i];
-    std::vector<std::string> row = {n.node, n.op_type};
-    if (with_provider) row.push_back(n.provider);
-    for (const auto& cell : {std::to_string(n.calls), Milliseconds(n.total_us / 1000), Share(n.share)})
-      row.push_back(cell);
-    table.AddRow(std::move(row));
-  }
-  return table;
-}
-
-std::string RenderProfileText(const ProfileReport& p, const Style& style) {
-  std::string out = fmt::format("\n{} {} profiled runs, {} ms of node time; trace kept at {}\n", style.Bold("profile:"),
-                                p.runs, Milliseconds(p.node_total_us / 1000), p.trace.string());
-  out += "\n  top nodes\n" + NodeTable(p.nodes, 10, true).Render(style);
-  Table types({"op type", "nodes", "calls", "total ms", "share"}, {false, true, true, true, true});
-  for (const auto& g : p.op_types) {
-    types.AddRow(
-        {g.name, std::to_string(g.nodes), std::to_string(g.calls), Milliseconds(g.total_us / 1000), Share(g.share)});
-  }
-  out += "\n  time per op type\n" + types.Render(style);
-  Table providers({"provider", "nodes", "total ms", "share"}, {false, true, true, true});
-  for (const auto& g : p.providers)
-    providers.AddRow({g.name, std::to_string(g.nodes), Milliseconds(g.total_us / 1000), Share(g.share)});
-  out += "\n  nodes per execution provider\n" + providers.Render(style);
-  if (p.memory_copies.empty()) {
-    out += "\n  memory copies between devices: none\n";
-  } else {
-    out +=
-        "\n  memory copies between devices\n" + NodeTable(p.memory_copies, p.memory_copies.size(), false).Render(style);
-  }
-  if (p.cpu_fallbacks.empty()) {
-    out += "  CPU fallbacks: none\n";
-  } else {
-    Table fallbacks({"node", "op type", "total ms"}, {false, false, true});
-    for (const auto& n : p.cpu_fallbacks) fallbacks.AddRow({n.node, n.op_type, Milliseconds(n.total_us / 1000)});
-    out += "\n  " + style.Yellow(fmt::format("{} nodes fell back to the CPU", p.cpu_fallbacks.size())) + "\n" +
-           fallbacks.Render(style);
-  }
-  return out;
-}
-
 // ", IO binding" and where the bound buffers live: on a GPU provider the device, so the runs copy nothing.
 std::string IoBindingNote(const BenchFlags& flags) {
-  if (!flags.io_binding) return "";
-  const ProviderInfo* provider = FindProvider(flags.provider);
+  if (!flags.run.io_binding) return "";
+  const ProviderInfo* provider = FindProvider(flags.session.provider);
   const bool device = provider != nullptr && provider->device_memory;
   return device ? ", IO binding: inputs and outputs on the device" : ", IO binding";
 }
@@ -141,17 +92,17 @@ std::string TextHeading(const BenchFlags& flags, const BenchReport& report, cons
   const BenchSettings& s = report.settings;
   auto threads = [](int n) { return n == 0 ? std::string("default") : std::to_string(n); };
   std::string out = fmt::format("{} {}  (provider {}, ONNX Runtime {}; intra {}, inter {}, {}, opt level {}{}{}{})\n",
-                                style.Bold("ortkit bench"), flags.model.string(), flags.provider, s.onnxruntime,
-                                threads(s.intra_op_threads), threads(s.inter_op_threads), flags.execution_mode,
+                                style.Bold("ortkit bench"), flags.model.string(), flags.session.provider, s.onnxruntime,
+                                threads(s.intra_op_threads), threads(s.inter_op_threads), flags.ExecutionMode(),
                                 flags.opt_level, IoBindingNote(flags),
                                 flags.no_mem_pattern ? ", no memory pattern" : "", flags.no_arena ? ", no arena" : "");
   const bool bare_seconds = flags.duration.find_first_not_of("0123456789.") == std::string::npos;
-  const std::string amount =
-      flags.duration.empty() ? fmt::format("{} runs", flags.iterations) : flags.duration + (bare_seconds ? " s" : "");
+  const std::string amount = flags.duration.empty() ? fmt::format("{} runs", flags.run.iterations)
+                                                    : flags.duration + (bare_seconds ? " s" : "");
   out += fmt::format(
       "session creation {} ms · peak RSS {} · {} per shape after {} warm-up · {} thread{} × {} session{}\n\n",
       Milliseconds(report.session_create_ms), HumanBytes(static_cast<std::uint64_t>(report.peak_rss_bytes)), amount,
-      flags.warmup, flags.concurrency, flags.concurrency == 1 ? "" : "s", flags.sessions,
+      flags.run.warmup, flags.run.concurrency, flags.run.concurrency == 1 ? "" : "s", flags.sessions,
       flags.sessions == 1 ? "" : "s");
   return out;
 }
@@ -166,7 +117,7 @@ std::string RenderText(const BenchFlags& flags, const BenchReport& report, const
   out += style.Dim("  latencies in ms; CPU: process CPU time / wall time while measuring (100% = one core)") + "\n";
   const CpuBudget cpus = UsableCpus();
   const auto machine = static_cast<int>(std::thread::hardware_concurrency());
-  if (report.settings.intra_op_threads == 0 && flags.provider == "cpu" && cpus.cores < machine) {
+  if (report.settings.intra_op_threads == 0 && flags.session.provider == "cpu" && cpus.cores < machine) {
     out += style.Yellow(fmt::format("  note: ONNX Runtime sizes its default thread pool to the machine ({} hardware "
                                     "threads), but this process may use {}: --intra-threads {} measures what it gets",
                                     machine, cpus.Describe(), cpus.cores)) +

@@ -20,6 +20,9 @@ std::string RenderBenchReport(const BenchFlags& flags, const BenchReport& report
 /// (`batch_dim` is the inputs' batch symbol, "" when none).
 std::string RenderBenchPlot(const BenchReport& report, const std::string& batch_dim, const std::string& title);
 
+/// The profile's tables (bench_profile_render.cpp), each after a blank line.
+std::string RenderProfileText(const ProfileReport& profile, const Style& style);
+
 /// `v` with `decimals` decimals.
 std::string FixedDecimals(double v, int decimals = 3);
 

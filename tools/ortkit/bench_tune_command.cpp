@@ -9,6 +9,7 @@
 #include "bench_command.h"
 #include "bench_render.h"
 #include "commands.h"
+#include "failure.h"
 #include "ortkit/bench/tune.h"
 #include "ortkit/core/cpus.h"
 #include "ortkit/serve/model_config.h"
@@ -27,7 +28,7 @@ serve::ModelConfig ServingConfig(const ServingRecommendation& r, const BenchFlag
   serve::ModelConfig config;
   config.name = ValidUtf8(flags.model.stem().string());
   config.instances = r.candidate.instances;
-  config.session.provider = flags.provider;
+  config.session.provider = flags.session.provider;
   config.session.intra_op_threads = r.candidate.intra_op_threads;
   config.session.inter_op_threads = r.candidate.inter_op_threads;
   config.session.sequential_execution = !r.candidate.parallel;
@@ -124,30 +125,39 @@ std::string TuneText(const BenchFlags& flags, const TuneOptions& options, const 
   return out;
 }
 
-}  // namespace
-
-int RunTune(const BenchFlags& flags, Format format, const BenchPlan& plan) {
-  int exit_code = kExitOk;
-  auto opened = OpenModel(flags.model, plan.config, format, "bench", &exit_code);
-  if (!opened.ok()) return exit_code;
-  auto workload = PlanTuneWorkload(NameUnnamedAxes(opened->inputs), plan.batches, plan.sweeps);
-  if (!workload.ok()) return FailBench(workload.error().message, format, kExitUsage);
-  BenchFlags settled = flags;
-  if (auto notes = SettleBenchSizes(*opened, workload->first, settled); !notes.ok())
-    return FailBench(notes.error().message, format, kExitUsage);
-  // Check the inputs once before spending the time budget.
-  const InputsForPoint inputs = PointInputMaker(*opened, settled);
-  if (auto first = inputs(workload->first); !first.ok()) return FailBench(first.error().message, format, kExitUsage);
-
+/// The tuner's options: the budgets, the session the flags give, and the space to search.
+TuneOptions TuneOptionsFor(const BenchFlags& flags, const BenchPlan& plan, const TuneWorkload& workload) {
   TuneOptions options;
   options.latency_budget_ms = plan.latency_budget_ms;
   options.time_budget_s = plan.time_budget_s;
   options.base = plan.config;
   options.space.cores = UsableCpus().cores;
-  options.space.batches = workload->batches;
+  options.space.batches = workload.batches;
   options.space.max_instances = flags.max_instances;
+  return options;
+}
+
+}  // namespace
+
+int RunTune(const BenchFlags& flags, const BenchPlan& plan) {
+  const Format format = flags.format;
+  int exit_code = kExitOk;
+  auto opened = OpenModel(flags.model, plan.config, format, "bench", &exit_code);
+  if (!opened.ok()) return exit_code;
+  auto workload = PlanTuneWorkload(NameUnnamedAxes(opened->inputs), plan.batches, plan.sweeps);
+  if (!workload.ok()) return Fail("bench", AsUsageError(workload.error()), format);
+  auto sources = ParseBenchInputs(flags);
+  if (!sources.ok()) return Fail("bench", AsUsageError(sources.error()), format);
+  if (auto notes = SettleBenchSizes(*opened, workload->first, *sources); !notes.ok())
+    return Fail("bench", AsUsageError(notes.error()), format);
+  // Check the inputs once before spending the time budget.
+  const InputsForPoint inputs = PointInputMaker(*opened, *sources);
+  if (auto first = inputs(workload->first); !first.ok()) return Fail("bench", AsUsageError(first.error()), format);
+
+  const TuneOptions options = TuneOptionsFor(flags, plan, *workload);
   ProgressBar progress;
-  options.progress = [&](std::size_t done, std::size_t total) {
+  TuneOptions with_progress = options;
+  with_progress.progress = [&](std::size_t done, std::size_t total) {
     progress.Show(fmt::format("tuning {}/{}", done, total), static_cast<double>(done) / static_cast<double>(total));
   };
   InputsForBatch inputs_for_batch = [&](std::int64_t batch) -> Result<std::vector<NamedTensor>> {
@@ -155,14 +165,16 @@ int RunTune(const BenchFlags& flags, Format format, const BenchPlan& plan) {
     return std::move(made.tensors);
   };
   opened->session.reset();  // the tuner creates its own sessions; this one would only hold memory
-  auto report = Tune(*opened->runtime, flags.model, inputs_for_batch, options);
+  auto report = Tune(*opened->runtime, flags.model, inputs_for_batch, with_progress);
   progress.Clear();
-  if (!report.ok()) return FailBench("tuning failed: " + report.error().message, format, kExitFindings);
+  // A tuning run that fails is the model's (exit 1), whatever the kind, as ever.
+  if (!report.ok())
+    return Fail("bench", MakeError(ErrorKind::kRuntime, "tuning failed: " + report.error().message), format);
 
   const nlohmann::json serving = ServingConfigFile(*report, options, flags, *workload);
   if (report->best && !flags.write_config.empty()) {
     auto written = WriteTextFile(flags.write_config, JsonText(serving) + "\n");
-    if (!written.ok()) return FailBench(written.error().message, format, kExitUsage);
+    if (!written.ok()) return Fail("bench", AsUsageError(written.error()), format);
   }
   const std::string out = format == Format::kJson ? TuneJson(flags, options, *report, serving)
                                                   : TuneText(flags, options, *report, Style::ForStream(stdout));

@@ -1,6 +1,5 @@
 // ortkit check MODEL: layered structural and load checks.
 #include <cstdio>
-#include <iostream>
 #include <limits>
 
 #include <fmt/format.h>
@@ -20,7 +19,7 @@ namespace {
 
 struct CheckFlags {
   CheckOptions options;
-  std::string format = "text";
+  Format format = Format::kText;
   bool no_runtime = false;
 };
 
@@ -35,7 +34,7 @@ std::string LayerTitle(const std::string& name) {
   return name;
 }
 
-void PrintReport(const CheckReport& report, const Style& style) {
+std::string RenderReport(const CheckReport& report, const Style& style) {
   std::string out =
       fmt::format("{} {} (provider {})\n\n", style.Bold("ortkit check"), report.model_path, report.provider);
   for (const auto& layer : report.layers) {
@@ -65,19 +64,18 @@ void PrintReport(const CheckReport& report, const Style& style) {
   const std::string verdict = report.Passed() ? style.Green("PASS") : style.Red("FAIL");
   out += fmt::format("{}: {} error{}, {} warning{}{}\n", verdict, errors, errors == 1 ? "" : "s", warnings,
                      warnings == 1 ? "" : "s", report.strict ? " (--strict: warnings fail)" : "");
-  if (report.provider_unavailable) {
+  if (report.failure && report.failure->kind == ErrorKind::kUnavailable) {
     out +=
         style.Dim(fmt::format("the {} provider cannot run on this machine: the load layer was not checked (exit "
                               "2); `ortkit env --provider {}` says why, --no-runtime checks the rest alone\n",
                               report.provider, report.provider));
   }
   if (const auto hint = FixHint(all, report.model_path); !hint.empty()) out += style.Dim("next: " + hint) + "\n";
-  PrintText(stdout, out);
+  return out;
 }
 
 int Run(CheckFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   std::unique_ptr<Runtime> runtime;
   if (!flags.no_runtime) {
     auto created = Runtime::Create();
@@ -88,14 +86,20 @@ int Run(CheckFlags& flags) {
   }
   flags.options.load_runtime = !flags.no_runtime;
   const CheckReport report = RunCheck(runtime.get(), flags.options);
+  // An unreadable file or an unavailable provider is the call's or this machine's fault, not the model's:
+  // a usage error, as in run and validate, with the layers' report all the same.
+  if (report.failure) {
+    nlohmann::json json = report;
+    json["diagnoses"] = report.AllDiagnoses();  // the layers' findings, as every failure lists them
+    return FailWithReport("check", *report.failure, format, json,
+                          format == Format::kJson ? "" : RenderReport(report, Style::ForStream(stdout)));
+  }
   if (format == Format::kJson) {
     nlohmann::json json = report;
     PrintJson(json);
   } else {
-    PrintReport(report, Style::ForStream(stdout));
+    PrintText(stdout, RenderReport(report, Style::ForStream(stdout)));
   }
-  // An unavailable provider is this machine's fault, not the model's: a usage error, as in run and validate.
-  if (report.io_error || report.provider_unavailable) return kExitUsage;
   return report.Passed() ? kExitOk : kExitFindings;
 }
 
@@ -127,9 +131,7 @@ void RegisterCheck(CLI::App& app, int& exit_code) {
   cmd->add_option("--target-ort", flags->options.target_ort,
                   "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
       ->check(TargetOrtValidator());
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

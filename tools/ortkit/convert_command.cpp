@@ -33,10 +33,10 @@ struct ConvertFlags {
   std::optional<double> atol;
   std::optional<double> rtol;
   bool no_validate = false;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
-void PrintReport(const ModelConversionReport& report, const Style& style) {
+std::string RenderReport(const ModelConversionReport& report, const Style& style) {
   const auto& c = report.conversion;
   std::string out = fmt::format("{} {} -> {}\n\n", style.Bold("ortkit convert"), report.model, report.out);
   out += fmt::format("  opset {} -> {}, IR version {} -> {}\n", c.from_opset, c.to_opset, c.from_ir, c.to_ir);
@@ -59,16 +59,7 @@ void PrintReport(const ModelConversionReport& report, const Style& style) {
   } else {
     out += fmt::format("{}: nothing written\n", style.Red("NOT CONVERTED"));
   }
-  PrintText(stdout, out);
-}
-
-// The error as text on stderr, or as {"error": ...} on stdout with --format json.
-void Print(const ModelConversionReport& report, Format format) {
-  if (format == Format::kJson) {
-    PrintJson(nlohmann::json(report));
-  } else {
-    PrintReport(report, Style::ForStream(stdout));
-  }
+  return out;
 }
 
 /// The conversion's options from the flags; a usage error names the flag.
@@ -86,15 +77,19 @@ Result<ModelConversionOptions> ConversionOptionsFrom(const ConvertFlags& flags) 
 }
 
 int Run(const ConvertFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto options = ConversionOptionsFrom(flags);
   if (!options.ok()) return Fail("convert", options.error(), format);
   auto report = ConvertModelFile(*options);
   if (!report.ok()) return Fail("convert", report.error(), format);
-  Print(*report, format);
-  if (report->written) return kExitOk;
-  return report->io_error ? kExitUsage : kExitFindings;
+  const std::string text = format == Format::kJson ? "" : RenderReport(*report, Style::ForStream(stdout));
+  if (report->failure) return FailWithReport("convert", *report->failure, format, nlohmann::json(*report), text);
+  if (format == Format::kJson) {
+    PrintJson(nlohmann::json(*report));
+  } else {
+    PrintText(stdout, text);
+  }
+  return report->written ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -123,9 +118,7 @@ void RegisterConvert(CLI::App& app, int& exit_code) {
   cmd->add_option("--rtol", flags->rtol, "relative tolerance (default: per element type, as validate)");
   cmd->add_flag("--no-validate", flags->no_validate,
                 "write without comparing the two models' outputs (when the original does not run here)");
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

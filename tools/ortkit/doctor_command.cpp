@@ -1,7 +1,6 @@
 // ortkit doctor MODEL: check, load, validate, sweep and time a model, and say in one verdict whether it is fit to ship.
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,12 +30,11 @@ struct DoctorFlags {
   std::string sweep_memory;  ///< "8GiB"; empty: from the machine
   std::string target_ort;
   bool allow_warnings = false;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 int Run(const DoctorFlags& flags) {
-  Format format = Format::kText;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto plan = ParsePlan(flags.inputs);
   if (!plan.ok()) return Fail("doctor", plan.error(), format);
   DoctorOptions options;
@@ -58,21 +56,19 @@ int Run(const DoctorFlags& flags) {
   if (!runtime.ok()) return Fail("doctor", runtime.error(), format);
   auto report = RunDoctor(**runtime, options);
   if (!report.ok()) return Fail("doctor", report.error(), format);
-  if (!report->unavailable_provider.empty()) {
-    // This machine's fault, not the model's: said as run and validate say it, with what the environment says.
-    ReportFailure("doctor", report->diagnoses,
-                  fmt::format("the {} execution provider cannot run on this machine, so the model was not examined",
-                              report->unavailable_provider),
-                  format);
-    return kExitUsage;
-  }
+  // A provider this machine cannot run: its fault, not the model's, which was not examined (no report), said
+  // as run and validate say it, with what the environment says.
+  if (report->failure && !report->unavailable_provider.empty())
+    return Fail("doctor", *report->failure, format, report->diagnoses);
+  const Style style = format == Format::kMarkdown ? Style{} : Style::ForStream(stdout);
+  const std::string text =
+      format == Format::kJson ? "" : RenderDoctorReport(*report, format == Format::kMarkdown, style);
+  if (report->failure) return FailWithReport("doctor", *report->failure, format, report->ToJson(), text);
   if (format == Format::kJson) {
     PrintJson(report->ToJson());
   } else {
-    const Style style = format == Format::kMarkdown ? Style{} : Style::ForStream(stdout);
-    PrintText(stdout, RenderDoctorReport(*report, format == Format::kMarkdown, style));
+    PrintText(stdout, text);
   }
-  if (report->io_error) return kExitUsage;
   if (report->verdict == DoctorVerdict::kHealthy) return kExitOk;
   return report->verdict == DoctorVerdict::kWarnings && flags.allow_warnings ? kExitOk : kExitFindings;
 }
@@ -114,9 +110,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
       ->check(TargetOrtValidator());
   cmd->add_flag("--allow-warnings", flags->allow_warnings,
                 "exit 0 when the verdict is 'warnings' (default: only 'healthy' exits 0)");
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson, Format::kMarkdown});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -1,3 +1,4 @@
+// `ortkit doctor`'s report for people: the verdict, the findings, the chain, the sweep grids, the latency.
 #include "doctor_render.h"
 
 #include <fmt/format.h>
@@ -5,58 +6,13 @@
 
 #include "fix_hint.h"
 #include "ortkit/validate/purpose_judgement.h"
+#include "report_writer.h"
 #include "validate_render.h"
 
 namespace ortkit::cli {
 namespace {
 
 std::string Sci(double v) { return fmt::format("{:.3g}", v); }
-
-/// Text and Markdown differ in headings, emphasis and tables only; the content is the same.
-class Writer {
- public:
-  Writer(bool markdown, Style style) : markdown_(markdown), style_(style) {}
-
-  void Heading(const std::string& title) {
-    out_ += markdown_ ? "\n## " + title + "\n\n" : "\n" + style_.Bold(title) + "\n";
-  }
-  void Line(const std::string& text) { out_ += (markdown_ ? "" : "  ") + text + (markdown_ ? "  \n" : "\n"); }
-  void Item(const std::string& label, const std::string& text) {
-    out_ += markdown_ ? fmt::format("- **{}:** {}\n", label, text) : fmt::format("  {:<13}{}\n", label + ":", text);
-  }
-  void Table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
-             std::vector<bool> right = {}) {
-    if (markdown_) {
-      out_ += "| " + fmt::format("{}", fmt::join(headers, " | ")) + " |\n|";
-      for (std::size_t i = 0; i < headers.size(); ++i) out_ += i < right.size() && right[i] ? " ---: |" : " --- |";
-      out_ += "\n";
-      for (const auto& row : rows) out_ += "| " + fmt::format("{}", fmt::join(row, " | ")) + " |\n";
-      return;
-    }
-    cli::Table table(headers, std::move(right));
-    for (const auto& row : rows) table.AddRow(row);
-    out_ += table.Render(style_);
-  }
-  void Finding(const Diagnosis& d) {
-    if (!markdown_) {
-      out_ += RenderDiagnosis(d, style_);
-      return;
-    }
-    out_ += fmt::format("- **{}** `{}`: {}\n", ToString(d.severity), d.code, d.message);
-    if (const auto where = d.location.Describe(); !where.empty()) out_ += fmt::format("  - at: {}\n", where);
-    if (!d.cause.empty()) out_ += fmt::format("  - cause: {}\n", d.cause);
-    if (!d.fix.empty()) out_ += fmt::format("  - fix: {}\n", d.fix);
-  }
-  void Raw(const std::string& text) { out_ += text; }
-  const Style& style() const { return style_; }
-  bool markdown() const { return markdown_; }
-  const std::string& str() const { return out_; }
-
- private:
-  bool markdown_;
-  Style style_;
-  std::string out_;
-};
 
 std::string VerdictLine(const DoctorReport& report, const Style& style) {
   int errors = 0, warnings = 0, notes = 0;
@@ -82,7 +38,7 @@ std::string CheckSummary(const CheckReport& check) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-void WriteChain(Writer& w, const DoctorReport& report) {
+void WriteChain(ReportWriter& w, const DoctorReport& report) {
   const Style& s = w.style();
   w.Heading("chain");
   if (report.export_record) {
@@ -140,7 +96,7 @@ void WriteChain(Writer& w, const DoctorReport& report) {
   }
 }
 
-void WriteSweep(Writer& w, const ProviderReport& p) {
+void WriteSweep(ReportWriter& w, const ProviderReport& p) {
   if (!p.sweep || p.sweep->axes.empty()) return;
   const Style& s = w.style();
   w.Heading(fmt::format("sweep grid ({})", p.provider));
@@ -174,7 +130,7 @@ void WriteSweep(Writer& w, const ProviderReport& p) {
   w.Table(headers, rows, right);
 }
 
-void WriteLatency(Writer& w, const DoctorReport& report) {
+void WriteLatency(ReportWriter& w, const DoctorReport& report) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : report.providers) {
     if (!p.latency) continue;
@@ -195,7 +151,7 @@ void WriteLatency(Writer& w, const DoctorReport& report) {
 }  // namespace
 
 std::string RenderDoctorReport(const DoctorReport& report, bool markdown, const Style& style) {
-  Writer w(markdown, style);
+  ReportWriter w(markdown, style);
   const std::string subject = report.model_path.empty()
                                   ? (report.export_record ? report.export_record->path.parent_path().string() : "")
                                   : report.model_path;

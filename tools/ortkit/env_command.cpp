@@ -1,6 +1,5 @@
 // ortkit env: the ONNX Runtime installs, Python environment and GPU stack a model meets.
 #include <cstdio>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,7 +17,7 @@ namespace {
 struct EnvFlags {
   EnvironmentOptions options;
   bool no_python = false;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 std::string Section(const std::string& title, const Style& style) { return "\n" + style.Bold(title) + "\n"; }
@@ -96,8 +95,7 @@ void PrintReport(const EnvironmentReport& report, const Style& style) {
 }
 
 int Run(EnvFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto runtime = Runtime::Create();
   if (!runtime.ok()) return Fail("env", runtime.error(), format);
   flags.options.skip_python = flags.no_python;
@@ -124,9 +122,7 @@ void RegisterEnv(CLI::App& app, int& exit_code) {
                   "the execution provider you mean to run on (cuda: its absence is an error)")
       ->check(CLI::IsMember(KnownProviderNames()))
       ->capture_default_str();
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

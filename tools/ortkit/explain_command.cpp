@@ -18,7 +18,7 @@ namespace {
 
 struct ExplainFlags {
   std::vector<std::string> codes;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 /// Whether `ortkit fix` repairs the file for this code, for every code.
@@ -40,15 +40,14 @@ int Run(const ExplainFlags& flags) {
     for (const auto& code : flags.codes) {
       const CodeInfo* info = FindCode(code);
       if (info == nullptr) {
-        const std::string message =
-            fmt::format("unknown diagnosis code '{}' (run `ortkit explain` for the list)", code);
-        ReportFailure("explain", {}, message, flags.format == "json" ? Format::kJson : Format::kText);
-        return kExitUsage;
+        return FailUsage("explain",
+                         fmt::format("unknown diagnosis code '{}' (run `ortkit explain` for the list)", code),
+                         flags.format);
       }
       selected.push_back(info);
     }
   }
-  if (flags.format == "json") {
+  if (flags.format == Format::kJson) {
     nlohmann::json json = nlohmann::json::array();
     for (const auto* info : selected) {
       json.push_back({{"code", info->code},
@@ -61,7 +60,7 @@ int Run(const ExplainFlags& flags) {
     PrintJson(json);
     return kExitOk;
   }
-  if (flags.format == "markdown") {
+  if (flags.format == Format::kMarkdown) {
     for (const auto* info : selected) PrintText(stdout, Markdown(*info));
     return kExitOk;
   }
@@ -92,9 +91,7 @@ void RegisterExplain(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "explain", "Explain diagnosis codes: meaning, usual cause and fix (all codes when none is given)");
   cmd->add_option("codes", flags->codes, "diagnosis codes, e.g. graph.static-batch");
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson, Format::kMarkdown});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -85,11 +85,19 @@ Companion FindCompanion() {
   return found;
 }
 
-/// The companion could not be found or started: export.python-missing, with where it looked.
-int Missing(const std::string& message) {
-  ReportFailure("export", {Diagnose("export.python-missing", message, Location{})},
-                "the Python export companion cannot run", Format::kText, "unavailable");
-  return kExitUsage;
+/// The format the companion's arguments ask for: its own failures are said in it too.
+Format FormatOf(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--format=json" || (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json"))
+      return Format::kJson;
+  }
+  return Format::kText;
+}
+
+/// The companion could not be found or started: export.python-missing, with where it looked (exit 2).
+int Missing(const std::string& message, Format format) {
+  return Fail("export", MakeError(ErrorKind::kUnavailable, "the Python export companion cannot run"), format,
+              {Diagnose("export.python-missing", message, Location{})});
 }
 
 /// Runs `interpreter -m ortkit_export ARGS` with the package folder first on PYTHONPATH; its output is
@@ -104,26 +112,31 @@ int Delegate(const Companion& companion, const std::vector<std::string>& args) {
   options.environment = {"PYTHONPATH=" + companion.package_folder.string() + (existing.empty() ? "" : ":" + existing)};
   auto ran = RunProcess(argv, options);
   if (!ran.ok()) {
-    return Missing(
-        fmt::format("cannot start the Python interpreter '{}': {} (set ORTKIT_PYTHON, or run "
-                    "scripts/setup.sh)",
-                    companion.interpreter.string(), ran.error().message));
+    return Missing(fmt::format("cannot start the Python interpreter '{}': {} (set ORTKIT_PYTHON, or run "
+                               "scripts/setup.sh)",
+                               companion.interpreter.string(), ran.error().message),
+                   FormatOf(args));
   }
+  // A companion that dies or exits with a status of its own failed the export (exit 1).
   if (ran->signal != 0) {
-    PrintNote("export", fmt::format("the Python export companion was killed by signal {}", ran->signal));
-    return kExitFindings;
+    return Fail(
+        "export",
+        MakeError(ErrorKind::kRuntime, fmt::format("the Python export companion was killed by signal {}", ran->signal)),
+        FormatOf(args));
   }
   const int code = ran->exit_code;
   if (code == kExitOk || code == kExitFindings || code == kExitUsage) return code;
-  PrintNote("export", fmt::format("the Python export companion exited with status {}", code));
-  return kExitFindings;
+  return Fail("export",
+              MakeError(ErrorKind::kRuntime, fmt::format("the Python export companion exited with status {}", code)),
+              FormatOf(args));
 }
 
 int Run(const std::vector<std::string>& args) {
   const Companion companion = FindCompanion();
   if (companion.package_folder.empty()) {
     return Missing(fmt::format("the ortkit_export Python package was not found; looked in: {}",
-                               fmt::join(companion.searched, ", ")));
+                               fmt::join(companion.searched, ", ")),
+                   FormatOf(args));
   }
   return Delegate(companion, args);
 }

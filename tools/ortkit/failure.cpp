@@ -25,8 +25,6 @@ std::string KindWord(ErrorKind kind) {
   return "internal";
 }
 
-}  // namespace
-
 void ReportFailure(std::string_view command, const std::vector<Diagnosis>& diagnoses, std::string_view summary,
                    Format format, std::string_view kind) {
   if (format == Format::kJson) {
@@ -40,13 +38,35 @@ void ReportFailure(std::string_view command, const std::vector<Diagnosis>& diagn
   PrintText(stderr, out);
 }
 
+}  // namespace
+
 int Fail(std::string_view command, const Error& error, Format format, const std::vector<Diagnosis>& diagnoses) {
   ReportFailure(command, diagnoses, error.message, format, KindWord(error.kind));
   return ExitCodeFor(error.kind);
 }
 
+Error AsUsageError(Error error) {
+  if (ExitCodeFor(error.kind) != kExitUsage) error.kind = ErrorKind::kInvalidArgument;
+  return error;
+}
+
 int FailUsage(std::string_view command, std::string_view message, Format format) {
   return Fail(command, MakeError(ErrorKind::kInvalidArgument, std::string(message)), format);
+}
+
+int FailWithReport(std::string_view command, const Error& failure, Format format, const nlohmann::json& report,
+                   std::string_view text) {
+  if (format == Format::kJson) {
+    nlohmann::json json = report.is_object() ? report : nlohmann::json::object();
+    json["command"] = command;
+    json["error"] = failure.message;
+    json["kind"] = KindWord(failure.kind);
+    if (!json.contains("diagnoses")) json["diagnoses"] = nlohmann::json::array();
+    PrintJson(json);
+  } else {
+    PrintText(stdout, text);
+  }
+  return ExitCodeFor(failure.kind);
 }
 
 void PrintNote(std::string_view command, std::string_view text) {

@@ -40,7 +40,7 @@ struct FixFlags {
   std::uint64_t seed = 0;
   std::optional<double> atol;
   std::optional<double> rtol;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 std::string ChangesText(const ModelFixReport& report, const Style& style) {
@@ -81,7 +81,7 @@ std::string EvidenceText(const ModelFixReport& report, const Style& style) {
   return out;
 }
 
-void PrintReport(const ModelFixReport& report, const Style& style) {
+std::string RenderReport(const ModelFixReport& report, const Style& style) {
   std::string out =
       fmt::format("{} {}{}\n", style.Bold("ortkit fix"), report.model, report.out.empty() ? "" : " -> " + report.out);
   const bool read = !report.Failed() || !report.passes_run.empty();  // else the diagnoses say why not
@@ -101,10 +101,9 @@ void PrintReport(const ModelFixReport& report, const Style& style) {
   } else {
     out += "nothing to fix: nothing written\n";
   }
-  PrintText(stdout, out);
+  return out;
 }
 
-// The error as text on stderr, or as {"error": ...} on stdout with --format json.
 /// The fix's options from the flags; a usage error names the flag.
 Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
   ModelFixOptions options;
@@ -130,20 +129,20 @@ Result<ModelFixOptions> FixOptionsFrom(const FixFlags& flags) {
 }
 
 int Run(const FixFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto options = FixOptionsFrom(flags);
   if (!options.ok()) return Fail("fix", options.error(), format);
   auto runtime = Runtime::Create();
   if (!runtime.ok()) return Fail("fix", runtime.error(), format);
   auto report = FixModelFile(**runtime, *options);
   if (!report.ok()) return Fail("fix", report.error(), format);
+  const std::string text = format == Format::kJson ? "" : RenderReport(*report, Style::ForStream(stdout));
+  if (report->failure) return FailWithReport("fix", *report->failure, format, nlohmann::json(*report), text);
   if (format == Format::kJson) {
     PrintJson(nlohmann::json(*report));
   } else {
-    PrintReport(*report, Style::ForStream(stdout));
+    PrintText(stdout, text);
   }
-  if (report->io_error) return kExitUsage;
   // A fix refused by its proof with nothing else to write leaves the model's defect in place.
   const bool refused = std::any_of(report->diagnoses.begin(), report->diagnoses.end(),
                                    [](const Diagnosis& d) { return d.code == "fix.refused"; });
@@ -185,9 +184,7 @@ void RegisterFix(CLI::App& app, int& exit_code) {
       ->check(SeedValidator());
   cmd->add_option("--atol", flags->atol, "absolute tolerance (default: per element type, as validate)");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance (default: per element type, as validate)");
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

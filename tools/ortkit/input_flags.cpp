@@ -12,11 +12,9 @@
 namespace ortkit::cli {
 namespace {
 
-/// A size of a dimension: no tensor has a dimension past 2^62 elements (the synthesised inputs' memory
+/// The sizes of a dimension: no tensor has a dimension past 2^62 elements (the synthesised inputs' memory
 /// limit refuses far smaller ones, naming the input).
-Result<std::int64_t> ParseSize(const std::string& text, const std::string& flag) {
-  return ParseWholeNumber(text, flag, {0, std::int64_t{1} << 62});
-}
+constexpr NumberRange<std::int64_t> kSizes{0, std::int64_t{1} << 62};
 
 std::vector<std::string> Split(const std::string& text, char sep) {
   std::vector<std::string> parts;
@@ -28,10 +26,11 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 
 }  // namespace
 
-void InputFlags::RegisterSizes(CLI::App* cmd, const std::string& dim_help, const std::string& shape_help) {
+void InputFlags::RegisterSizes(CLI::App* cmd, const std::string& dim_help, const std::string& shape_help,
+                               const std::string& seed_help) {
   cmd->add_option("--dim", dims, dim_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--shape", shapes, shape_help)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--seed", seed, "seed for synthesised inputs")->capture_default_str()->check(SeedValidator());
+  cmd->add_option("--seed", seed, seed_help)->capture_default_str()->check(SeedValidator());
 }
 
 void InputFlags::Register(CLI::App* cmd) {
@@ -50,15 +49,10 @@ void InputFlags::Register(CLI::App* cmd) {
 }
 
 Result<std::vector<std::int64_t>> ParseShape(const std::string& text) {
-  std::vector<std::int64_t> shape;
-  if (text.empty() || text == "scalar") return shape;
+  if (text.empty() || text == "scalar") return std::vector<std::int64_t>{};
   std::string normalised = text;
-  std::replace(normalised.begin(), normalised.end(), ',', 'x');
-  for (const auto& part : Split(normalised, 'x')) {
-    ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseSize(part, "shape '" + text + "'"));
-    shape.push_back(v);
-  }
-  return shape;
+  std::replace(normalised.begin(), normalised.end(), 'x', ',');
+  return ParseWholeNumberList(normalised, "shape '" + text + "'", kSizes);
 }
 
 Result<InputPlan> ParsePlan(const InputFlags& flags) {
@@ -71,7 +65,7 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
         return MakeError(ErrorKind::kInvalidArgument,
                          fmt::format("--dim '{}': expected NAME=SIZE, e.g. --dim batch=4", item));
       }
-      ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseSize(item.substr(eq + 1), "--dim " + item));
+      ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParseWholeNumber(item.substr(eq + 1), "--dim " + item, kSizes));
       plan.dims[item.substr(0, eq)] = v;
     }
   }
@@ -84,29 +78,12 @@ Result<InputPlan> ParsePlan(const InputFlags& flags) {
     ORTKIT_ASSIGN_OR_RETURN(auto shape, ParseShape(item.substr(eq + 1)));
     plan.shapes[item.substr(0, eq)] = std::move(shape);
   }
-  for (const auto& [dim, size] : flags.found_sizes) plan.dims.emplace(dim, size);
   return plan;
 }
 
 Result<InputSources> ParseSources(const InputFlags& flags) {
   ORTKIT_ASSIGN_OR_RETURN(InputPlan plan, ParsePlan(flags));
   return InputSources{std::move(plan), flags.files};
-}
-
-Result<std::vector<std::string>> SettleSizes(Session& session, const std::vector<TensorSpec>& specs,
-                                             const onnx::ModelProto* model, InputFlags& flags) {
-  flags.found_sizes.clear();
-  if (!flags.files.empty()) return std::vector<std::string>{};  // the files' sizes are the sizes
-  ORTKIT_ASSIGN_OR_RETURN(InputSources sources, ParseSources(flags));
-  ORTKIT_ASSIGN_OR_RETURN(SettledSizes settled, ortkit::SettleSizes(session, specs, model, sources));
-  flags.found_sizes = std::move(settled.found);
-  return std::move(settled.notes);
-}
-
-Result<PreparedInputs> PrepareInputs(const std::vector<TensorSpec>& specs, const onnx::ModelProto* model,
-                                     const InputFlags& flags) {
-  ORTKIT_ASSIGN_OR_RETURN(InputSources sources, ParseSources(flags));
-  return ortkit::PrepareInputs(specs, model, sources);
 }
 
 }  // namespace ortkit::cli

@@ -13,6 +13,21 @@
 #include "ortkit/core/units.h"
 
 namespace ortkit::cli {
+
+std::string Plural(std::uint64_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string ShapeText(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i == 0 ? "" : ",") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::string Heading(const Style& style, const std::string& title, const std::string& detail) {
+  return "\n" + style.Bold(title) + (detail.empty() ? "" : "  " + detail) + "\n";
+}
+
 namespace {
 
 constexpr std::size_t kDocStringWidth = 160;
@@ -40,22 +55,6 @@ std::string OneLine(const std::string& text, std::size_t width) {
   return flat.substr(0, cut) + fmt::format("... ({} characters in all)", VisibleWidth(flat));
 }
 
-std::string Plural(std::uint64_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
-
-std::string Bytes(std::uint64_t bytes) { return HumanBytes(bytes); }
-
-std::string ShapeText(const std::vector<std::int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i == 0 ? "" : ",") + std::to_string(shape[i]);
-  return out + "]";
-}
-
-std::string Heading(const Style& style, const std::string& title, const std::string& detail = "") {
-  return "\n" + style.Bold(title) + (detail.empty() ? "" : "  " + detail) + "\n";
-}
-
 std::string Field(const Style& style, const std::string& key, const std::string& value) {
   return fmt::format("  {}{}\n", style.Dim(fmt::format("{:<15}", key)), value);
 }
@@ -63,7 +62,7 @@ std::string Field(const Style& style, const std::string& key, const std::string&
 std::string ModelSection(const ModelSummary& s, const Style& style) {
   std::string out = Heading(style, "model");
   const std::string size = s.file_bytes < 1024 ? fmt::format("{} bytes", s.file_bytes)
-                                               : fmt::format("{}, {} bytes", Bytes(s.file_bytes), s.file_bytes);
+                                               : fmt::format("{}, {} bytes", HumanBytes(s.file_bytes), s.file_bytes);
   out += Field(style, "file", fmt::format("{} ({})", s.path, size));
   out += Field(style, "IR version", std::to_string(s.ir_version));
   std::string producer = s.producer_name.empty() ? style.Dim("(not recorded)") : s.producer_name;
@@ -134,114 +133,6 @@ std::string ValuesSection(const std::string& title, const std::vector<ValueSumma
   return out + table.Render(style);
 }
 
-std::string InitializerSection(const ModelSummary& s, const Style& style) {
-  std::string detail =
-      fmt::format("{}, {}", Plural(s.initializer_count, "tensor", "tensors"), Bytes(s.initializer_bytes));
-  if (s.initializer_inputs > 0)
-    detail += style.Dim(fmt::format(" ({} also listed as graph inputs)", s.initializer_inputs));
-  if (s.constant_count > 0) {
-    detail += fmt::format("; {} more in {}", Bytes(s.constant_bytes),
-                          Plural(s.constant_count, "Constant node", "Constant nodes"));
-  }
-  std::string out = Heading(style, "initializers", detail);
-  if (s.initializer_count == 0) return out;
-  Table by_type({"element type", "tensors", "size"}, {false, true, true});
-  for (const auto& t : s.initializer_totals) by_type.AddRow({t.element_type, std::to_string(t.count), Bytes(t.bytes)});
-  out += by_type.Render(style);
-  Table largest({"largest", "type", "shape", "size"}, {false, false, false, true});
-  for (const auto& i : s.largest_initializers) {
-    largest.AddRow(
-        {i.name, i.element_type, ShapeText(i.shape), Bytes(i.bytes) + (i.external ? style.Dim(" ext") : "")});
-  }
-  out += "\n" + largest.Render(style);
-  if (s.initializer_count > s.largest_initializers.size()) {
-    out += style.Dim(fmt::format("  ... {} more\n", s.initializer_count - s.largest_initializers.size()));
-  }
-  return out;
-}
-
-std::string SparseSection(const ModelSummary& s, const Style& style) {
-  if (s.sparse_initializers.empty()) return "";
-  Table table({"name", "type", "dense shape", "non-zero", "size"}, {false, false, false, true, true});
-  for (const auto& i : s.sparse_initializers) {
-    table.AddRow({i.name, i.element_type, ShapeText(i.shape), std::to_string(i.nonzero), Bytes(i.bytes)});
-  }
-  return Heading(style, "sparse initializers", std::to_string(s.sparse_initializers.size())) + table.Render(style);
-}
-
-std::string ExternalSection(const ModelSummary& s, const Style& style) {
-  if (s.external_files.empty()) return "";
-  Table table({"location", "tensors", "bytes read", "file size"}, {false, true, true, true});
-  for (const auto& f : s.external_files) {
-    table.AddRow({f.location, std::to_string(f.tensors), Bytes(f.bytes),
-                  f.outside_folder ? style.Red("outside the model's folder (not read)")
-                  : f.file_bytes   ? Bytes(*f.file_bytes)
-                                   : style.Red("missing")});
-  }
-  return Heading(style, "external data", Plural(s.external_files.size(), "file", "files")) + table.Render(style);
-}
-
-std::string OperatorSection(const ModelSummary& s, std::size_t top, const Style& style) {
-  struct Row {
-    std::string op_type, domain;
-    std::uint64_t count;
-  };
-  std::vector<Row> rows;
-  std::string domains;
-  for (const auto& [domain, ops] : s.operators) {
-    std::uint64_t nodes = 0;
-    for (const auto& [op, count] : ops) {
-      rows.push_back({op, domain, count});
-      nodes += count;
-    }
-    domains += fmt::format("{}{} {} ({})", domains.empty() ? "" : ", ", domain, nodes,
-                           Plural(ops.size(), "op type", "op types"));
-  }
-  std::string out =
-      Heading(style, "operators", fmt::format("{} in the main graph", Plural(s.node_count, "node", "nodes")));
-  if (rows.empty()) return out;
-  out += "  " + style.Dim(domains) + "\n";
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.count > b.count; });
-  Table table({"op type", "domain", "count", "share"}, {false, false, true, true});
-  const std::size_t shown = std::min(rows.size(), top);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const double share =
-        100.0 * static_cast<double>(rows[i].count) / static_cast<double>(std::max<std::uint64_t>(s.node_count, 1));
-    table.AddRow({rows[i].op_type, rows[i].domain, std::to_string(rows[i].count), fmt::format("{:.1f}%", share)});
-  }
-  out += table.Render(style);
-  if (shown < rows.size()) {
-    std::uint64_t rest = 0;
-    for (std::size_t i = shown; i < rows.size(); ++i) rest += rows[i].count;
-    out += style.Dim(fmt::format("  ... {} more {} ({})\n", rows.size() - shown,
-                                 rows.size() - shown == 1 ? "op type" : "op types", Plural(rest, "node", "nodes")));
-  }
-  return out;
-}
-
-std::string SubgraphSection(const ModelSummary& s, std::size_t top, const Style& style) {
-  if (s.subgraphs.empty()) return "";
-  std::string out = Heading(style, "subgraphs",
-                            fmt::format("{}, {} (not counted above)", Plural(s.subgraphs.size(), "graph", "graphs"),
-                                        Plural(s.subgraph_nodes, "node", "nodes")));
-  Table table({"path", "nodes", "initializers"}, {false, true, true});
-  const std::size_t shown = std::min(s.subgraphs.size(), top);
-  for (std::size_t i = 0; i < shown; ++i) {
-    table.AddRow(
-        {s.subgraphs[i].path, std::to_string(s.subgraphs[i].nodes), std::to_string(s.subgraphs[i].initializers)});
-  }
-  out += table.Render(style);
-  if (shown < s.subgraphs.size()) out += style.Dim(fmt::format("  ... {} more\n", s.subgraphs.size() - shown));
-  return out;
-}
-
-std::string FunctionSection(const ModelSummary& s, const Style& style) {
-  if (s.functions.empty()) return "";
-  Table table({"name", "domain", "nodes"}, {false, false, true});
-  for (const auto& f : s.functions) table.AddRow({f.name, f.domain, std::to_string(f.nodes)});
-  return Heading(style, "functions", std::to_string(s.functions.size())) + table.Render(style);
-}
-
 std::string NotesSection(const ModelSummary& s, const Style& style) {
   if (s.notes.empty()) return "";
   std::string out = Heading(style, "notes");
@@ -258,12 +149,8 @@ std::string RenderInspectText(const ModelSummary& s, std::size_t top, const Styl
   out += MetadataSection(s, style);
   out += ValuesSection("inputs", s.inputs, "", style);
   out += ValuesSection("outputs", s.outputs, "", style);
-  out += InitializerSection(s, style);
-  out += SparseSection(s, style);
-  out += ExternalSection(s, style);
-  out += OperatorSection(s, top, style);
-  out += SubgraphSection(s, top, style);
-  out += FunctionSection(s, style);
+  out += RenderWeightSections(s, style);
+  out += RenderGraphSections(s, top, style);
   out += NotesSection(s, style);
   return out;
 }

@@ -15,6 +15,17 @@
 
 namespace {
 
+// Whether the command line asks for JSON (--format json or --format=json): a flag CLI11 refuses is then
+// reported as JSON on stdout too, so that a script reads every failure the same way.
+bool AsksForJson(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--format=json" || (word == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
+      return true;
+  }
+  return false;
+}
+
 // The first word that is not a flag names the command (the main flags, --help and --version, take no
 // value). One ortkit does not have is a usage error that names it and lists the commands, with --help
 // too: CLI11 would print the main help for `ortkit frobnicate --help` and exit 0, and say only "A
@@ -29,22 +40,12 @@ std::optional<int> RefuseUnknownCommand(CLI::App& app, int argc, char** argv) {
     if (std::find(names.begin(), names.end(), word) != names.end()) return std::nullopt;
     std::string list;
     for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
-    ortkit::cli::PrintText(stderr, "ortkit: unknown command '" + std::string(word) + "'\nthe commands are: " + list +
-                                       "\n(ortkit --help says what each does)\n");
-    return ortkit::cli::kExitUsage;
+    return ortkit::cli::FailUsage("",
+                                  "unknown command '" + std::string(word) + "'\nthe commands are: " + list +
+                                      "\n(ortkit --help says what each does)",
+                                  AsksForJson(argc, argv) ? ortkit::cli::Format::kJson : ortkit::cli::Format::kText);
   }
   return std::nullopt;
-}
-
-// Whether the command line asks for JSON (--format json or --format=json): a flag CLI11 refuses is then
-// reported as JSON on stdout too, so that a script reads every failure the same way.
-bool AsksForJson(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view word = argv[i];
-    if (word == "--format=json" || (word == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json"))
-      return true;
-  }
-  return false;
 }
 
 // The command a refused command line was for: its first word that names one, or "".
@@ -101,8 +102,10 @@ int main(int argc, char** argv) {
     return ortkit::cli::FailUsage(command.empty() ? "" : command,
                                   std::string(e.what()) + " (" + help + " lists the flags)", format);
   } catch (const std::exception& e) {
-    ortkit::cli::PrintText(stderr, std::string("ortkit: internal error: ") + e.what() + "\n");
-    return ortkit::cli::kExitInternal;
+    const auto format = AsksForJson(argc, argv) ? ortkit::cli::Format::kJson : ortkit::cli::Format::kText;
+    return ortkit::cli::Fail(
+        CommandOf(app, argc, argv),
+        ortkit::MakeError(ortkit::ErrorKind::kInternal, std::string("internal error: ") + e.what()), format);
   }
   return exit_code;
 }

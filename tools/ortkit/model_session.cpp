@@ -1,11 +1,6 @@
 #include "model_session.h"
 
-#include <cstdio>
-#include <iostream>
-
 #include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "ortkit/diagnose/runtime_messages.h"
@@ -17,15 +12,16 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
   OpenedModel opened;
   ModelLoad load = LoadModelFile(path);
   if (!load.model) {
-    *exit_code = load.io_error ? kExitUsage : kExitFindings;
-    ReportFailure(command, load.diagnoses, "cannot read " + path.string(), format);
-    return MakeError(ErrorKind::kInvalidModel, "cannot read model");
+    // kIo (2) when the file cannot be read at all, kInvalidModel (1) when it is no model.
+    const Error error = MakeError(load.failure->kind, "cannot read " + path.string());
+    *exit_code = Fail(command, error, format, load.diagnoses);
+    return error;
   }
   opened.model = std::move(load.model);
   auto runtime = Runtime::Create();
   if (!runtime.ok()) {
-    *exit_code = kExitInternal;
-    ReportFailure(command, {}, runtime.error().message, format);
+    // Exit 3, as ever: an ONNX Runtime that cannot start here is not the model's fault nor the call's.
+    *exit_code = Fail(command, MakeError(ErrorKind::kInternal, runtime.error().message), format);
     return runtime.error();
   }
   opened.runtime = std::move(runtime).value();
@@ -34,19 +30,21 @@ Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionCo
     Location where;
     where.file = path.string();
     const Error& error = session.error();
+    // An unknown or unavailable provider is the call's (2); anything else the runtime refuses is the model's (1).
     const bool provider = error.kind == ErrorKind::kUnavailable || error.kind == ErrorKind::kInvalidArgument;
-    *exit_code = provider ? kExitUsage : kExitFindings;
-    Diagnosis d = TranslateSessionError(error, where);
-    ReportFailure(command, {d}, "ONNX Runtime cannot load " + path.string(), format);
+    *exit_code = Fail(
+        command, MakeError(provider ? error.kind : ErrorKind::kRuntime, "ONNX Runtime cannot load " + path.string()),
+        format, {TranslateSessionError(error, where)});
     return error;
   }
   opened.session = std::move(session).value();
   auto inputs = DescribeInputs(*opened.session);
   auto outputs = DescribeOutputs(*opened.session);
   if (!inputs.ok() || !outputs.ok()) {
-    *exit_code = kExitFindings;
     const Error& error = inputs.ok() ? outputs.error() : inputs.error();
-    ReportFailure(command, {}, "cannot describe the session's inputs and outputs: " + error.message, format);
+    *exit_code = Fail(
+        command, MakeError(ErrorKind::kRuntime, "cannot describe the session's inputs and outputs: " + error.message),
+        format);
     return error;
   }
   opened.inputs = std::move(inputs).value();

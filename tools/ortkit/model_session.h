@@ -22,9 +22,9 @@ struct OpenedModel {
   std::vector<TensorSpec> outputs;  ///< the session's declared outputs
 };
 
-/// Opens `path` on `config`. On failure prints the diagnoses (text on stderr, or JSON
-/// {"error", "diagnoses"} on stdout) and sets `exit_code`: 2 for unreadable files and
-/// unavailable providers, 1 for a model that the runtime refuses.
+/// Opens `path` on `config`. On failure reports it through Fail (the diagnoses as text on stderr, or
+/// JSON on stdout) and sets `exit_code`: 2 for unreadable files and unknown or unavailable providers, 1
+/// for a model that the runtime refuses, 3 when ONNX Runtime itself cannot start.
 Result<OpenedModel> OpenModel(const std::filesystem::path& path, const SessionConfig& config, Format format,
                               const std::string& command, int* exit_code);
 

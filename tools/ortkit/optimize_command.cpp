@@ -31,7 +31,7 @@ struct OptimizeFlags {
   std::string max_drop;
   std::string calibration_method = ToString(CalibrationOptions{}.method);
   InputFlags inputs;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 /// The options from the flags; a usage error names the flag.
@@ -60,20 +60,20 @@ Result<OptimizeOptions> OptionsFrom(const OptimizeFlags& flags) {
 }
 
 int Run(const OptimizeFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto options = OptionsFrom(flags);
   if (!options.ok()) return Fail("optimize", options.error(), format);
   auto runtime = Runtime::Create();
   if (!runtime.ok()) return Fail("optimize", runtime.error(), format);
   auto report = OptimizeModelFile(**runtime, *options);
   if (!report.ok()) return Fail("optimize", report.error(), format);
+  const std::string text = format == Format::kJson ? "" : RenderOptimizeReport(*report, Style::ForStream(stdout));
+  if (report->failure) return FailWithReport("optimize", *report->failure, format, nlohmann::json(*report), text);
   if (format == Format::kJson) {
     PrintJson(nlohmann::json(*report));
   } else {
-    PrintText(stdout, RenderOptimizeReport(*report, Style::ForStream(stdout)));
+    PrintText(stdout, text);
   }
-  if (report->io_error) return kExitUsage;
   return report->Failed() ? kExitFindings : kExitOk;
 }
 
@@ -136,9 +136,7 @@ void RegisterOptimize(CLI::App& app, int& exit_code) {
   cmd->add_flag("--external-data", o.external_data,
                 "write tensors of 1 KiB or more to OUT.data beside the model (always when the weights pass 1.5 GiB)");
   flags->inputs.Register(cmd);
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -15,8 +15,8 @@ struct TensorEncoding {
 };
 
 TensorEncoding EncodingOf(const PerfFlags& flags) {
-  if (flags.protocol == "grpc") return {"raw", "raw tensors"};
-  if (flags.json_tensors) return {"json", "JSON tensors"};
+  if (flags.client.protocol == perf::Protocol::kGrpc) return {"raw", "raw tensors"};
+  if (flags.client.json_tensors) return {"json", "JSON tensors"};
   return {"binary", "binary tensors"};
 }
 
@@ -61,14 +61,15 @@ nlohmann::json StepJson(const perf::StepResult& step) {
 }
 
 std::string JsonReport(const PerfFlags& flags, const std::vector<perf::StepResult>& steps) {
-  nlohmann::json out{{"command", "perf"},
-                     {"url", flags.url},
-                     {"model", flags.model},
-                     {"protocol", flags.protocol},
-                     {"tensors", EncodingOf(flags).json},
-                     {"lengths", flags.lengths.empty() ? nlohmann::json(nullptr) : nlohmann::json(flags.lengths)},
-                     {"duration_s", flags.duration_s},
-                     {"steps", nlohmann::json::array()}};
+  nlohmann::json out{
+      {"command", "perf"},
+      {"url", flags.client.url},
+      {"model", flags.client.model},
+      {"protocol", perf::ToString(flags.client.protocol)},
+      {"tensors", EncodingOf(flags).json},
+      {"lengths", flags.requests.lengths.empty() ? nlohmann::json(nullptr) : nlohmann::json(flags.requests.lengths)},
+      {"duration_s", flags.load.duration_s},
+      {"steps", nlohmann::json::array()}};
   for (const auto& step : steps) out["steps"].push_back(StepJson(step));
   return JsonText(out) + "\n";
 }
@@ -91,10 +92,11 @@ std::string TextReport(const PerfFlags& flags, const std::vector<perf::StepResul
 std::string PerfStartLine(const PerfFlags& flags, const perf::RemoteModel& model) {
   std::vector<std::string> inputs;
   for (const auto& s : model.inputs) inputs.push_back(s.Describe());
-  return fmt::format("perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.url,
-                     flags.model, flags.protocol, EncodingOf(flags).text, fmt::join(inputs, ", "),
-                     flags.lengths.empty() ? "" : fmt::format(", {} {}", flags.length_dim, flags.lengths),
-                     flags.warmup_s, flags.duration_s);
+  return fmt::format(
+      "perf {} model {} over {} ({}), inputs {}{}; {:g} s warm-up + {:g} s per step", flags.client.url,
+      flags.client.model, perf::ToString(flags.client.protocol), EncodingOf(flags).text, fmt::join(inputs, ", "),
+      flags.requests.lengths.empty() ? "" : fmt::format(", {} {}", flags.requests.length_dim, flags.requests.lengths),
+      flags.load.warmup_s, flags.load.duration_s);
 }
 
 std::string PerfStepLine(const perf::StepResult& step) {

@@ -8,32 +8,25 @@
 
 #include "commands.h"
 #include "input_flags.h"
+#include "ortkit/perf/infer_client.h"
 #include "ortkit/perf/load_generator.h"
 #include "ortkit/perf/perf_plot.h"
+#include "ortkit/perf/request_builder.h"
 #include "ortkit/perf/v2_protocol.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
 
-/// The options of `ortkit perf`; the in-class defaults are the flag defaults. The reports echo them.
+/// The options of `ortkit perf`: the library's options, whose in-class defaults are the flag defaults,
+/// and the lists parsed into them. The reports echo them.
 struct PerfFlags {
-  std::string url = "127.0.0.1:8000";
-  std::string model;
-  std::string protocol = "http";
-  std::string concurrency = "1";
-  std::string request_rate;
-  bool poisson = false;
-  double duration_s = 5;
-  double warmup_s = 1;
-  std::string lengths;
-  std::string length_dim = "seq_len";
-  std::string input_data = "random";
-  InputFlags inputs;  // --dim, --shape, --seed (--input is spelled --input-data here)
-  bool json_tensors = false;
-  std::string metrics_url;
-  int timeout_ms = 60000;
-  int max_outstanding = 256;
-  std::string format = "text";
+  perf::ClientOptions client;     ///< --url, --model, --protocol, --json, --timeout-ms
+  perf::LoadOptions load;         ///< --poisson, --duration, --warmup, --max-outstanding, --metrics-url
+  perf::RequestOptions requests;  ///< --input-data, --lengths, --length-dim
+  std::string concurrency;        ///< --concurrency as given, into load.concurrency; empty: its default
+  std::string request_rate;       ///< --request-rate as given, into load.request_rates
+  InputFlags inputs;              ///< --dim, --shape, --seed (--input is spelled --input-data here)
+  Format format = Format::kText;
   std::filesystem::path plot;
 };
 

@@ -34,35 +34,25 @@ struct ReduceFlags {
   std::string message;
   std::optional<double> atol;
   std::optional<double> rtol;
-  double time_budget_s = 180;
+  double time_budget_s = std::chrono::duration<double>(ReduceOptions{}.time_budget).count();
   double command_timeout_s = std::chrono::duration<double>(ReduceOptions{}.command_timeout).count();
   std::string provider = SessionConfig{}.provider;
   InputFlags inputs;
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
-// The error as text on stderr, or as {"error": ...} on stdout with --format json.
-/// The reduction's options from the flags; a usage error names the flag.
+/// The reduction's options from the flags, checked (ReduceOptions::Validate); a usage error names the flag.
 Result<ReduceOptions> OptionsFrom(const ReduceFlags& flags) {
   ReduceOptions options;
   ORTKIT_ASSIGN_OR_RETURN(options.condition, ParseFailureCondition(flags.fails));
   options.message = flags.message;
   options.tolerance.atol = flags.atol;
   options.tolerance.rtol = flags.rtol;
-  ORTKIT_RETURN_IF_ERROR(options.tolerance.Validate());
-  if (!(flags.time_budget_s > 0)) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--time-budget {} must be a number of seconds above 0", flags.time_budget_s));
-  }
   options.time_budget = std::chrono::milliseconds(static_cast<std::int64_t>(flags.time_budget_s * 1000));
-  if (!(flags.command_timeout_s > 0)) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--command-timeout {} must be a number of seconds above 0", flags.command_timeout_s));
-  }
   options.command_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(flags.command_timeout_s * 1000));
-  ORTKIT_RETURN_IF_ERROR(CheckProviderName(flags.provider));
   options.session.provider = flags.provider;
   options.seed = flags.inputs.seed;
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   ORTKIT_RETURN_IF_ERROR(CheckOutputFile(flags.out, "--out", {flags.model}));
   return options;
 }
@@ -128,8 +118,7 @@ Result<ReduceReport> RunReduction(const ReduceFlags& flags, const ReduceOptions&
 }
 
 int Run(const ReduceFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
+  const Format format = flags.format;
   auto options = OptionsFrom(flags);
   if (!options.ok()) return Fail("reduce", options.error(), format);
   auto report = RunReduction(flags, *options);
@@ -177,9 +166,7 @@ void RegisterReduce(CLI::App& app, int& exit_code) {
   cmd->add_option("--provider", flags->provider, "execution provider of load, run and nan (cpu, cuda, ...)")
       ->capture_default_str();
   flags->inputs.Register(cmd);
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

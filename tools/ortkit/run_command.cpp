@@ -1,18 +1,17 @@
 // ortkit run MODEL: one run, with statistics of every output, optionally saved.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "failure.h"
 #include "input_flags.h"
 #include "model_session.h"
 #include "ortkit/core/files.h"
-#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/inputs/single_run.h"
 #include "ortkit/tensor/file_names.h"
 #include "ortkit/tensor/npy.h"
 #include "ortkit/tensor/npz.h"
@@ -23,24 +22,13 @@
 namespace ortkit::cli {
 namespace {
 
-/// Outputs that are sequences, maps or optionals: RunSession leaves them in the runtime.
-std::vector<std::string> NonTensorOutputs(Session& session) {
-  std::vector<std::string> names;
-  auto specs = DescribeOutputs(session);
-  if (!specs.ok()) return names;
-  for (const auto& spec : *specs) {
-    if (!spec.is_tensor) names.push_back(spec.name);
-  }
-  return names;
-}
-
 struct RunFlags {
   std::filesystem::path model;
   InputFlags inputs;
   std::string provider = "cpu";
   std::filesystem::path output_dir;
   std::string save_format = "npy";
-  std::string format = "text";
+  Format format = Format::kText;
 };
 
 std::string Number(double v) { return fmt::format("{:.6g}", v); }
@@ -72,70 +60,8 @@ Status SaveOutputs(const RunFlags& flags, const std::vector<NamedTensor>& inputs
   return OkStatus();
 }
 
-/// What one run produced, for either format.
-struct RunResult {
-  std::vector<std::string> size_notes;  ///< sizes found by running, before the run itself
-  PreparedInputs inputs;
-  std::vector<NamedTensor> outputs;
-  double ms = 0;
-  std::vector<Diagnosis> findings;  ///< outputs whose shapes differ from the declared ones
-  std::vector<std::string> not_fetched;
-};
-
-/// Settles the sizes, prepares the inputs and runs the session once, timed. On failure reports it
-/// and returns the exit code; kExitOk when `result` holds the run.
-int RunOnce(const RunFlags& flags, OpenedModel& opened, Format format, RunResult& result) {
-  InputFlags input_flags = flags.inputs;
-  auto size_notes = SettleSizes(*opened.session, opened.inputs, opened.model->proto.get(), input_flags);
-  if (!size_notes.ok()) {
-    ReportFailure("run", {}, size_notes.error().message, format);
-    return kExitUsage;
-  }
-  result.size_notes = std::move(size_notes).value();
-  auto prepared = PrepareInputs(opened.inputs, opened.model->proto.get(), input_flags);
-  if (!prepared.ok()) {
-    ReportFailure("run", {}, prepared.error().message, format);
-    return kExitUsage;
-  }
-  // --shape and --dim would be ignored for an input read from a file: refused rather than dropped in silence.
-  if (auto plan = ParsePlan(input_flags); plan.ok()) {
-    if (auto sized = CheckSizesOfFileInputs(*plan, opened.inputs, *prepared); !sized.ok()) {
-      ReportFailure("run", {}, sized.error().message, format);
-      return kExitUsage;
-    }
-  }
-  result.inputs = std::move(prepared).value();
-  const auto start = std::chrono::steady_clock::now();
-  auto outputs = RunSession(*opened.session, RunRequest{result.inputs.tensors, {}});
-  result.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!outputs.ok()) {
-    const bool input_problem = outputs.error().kind == ErrorKind::kInvalidArgument;
-    Location where;
-    where.file = flags.model.string();
-    Diagnosis d = input_problem ? Diagnose("runtime.invalid-input", outputs.error().message, where)
-                                : TranslateRuntimeError(outputs.error().message, where, /*during_run=*/true);
-    ReportFailure("run", {d}, "the run failed", format);
-    return input_problem ? kExitUsage : kExitFindings;
-  }
-  result.outputs = std::move(outputs).value();
-  return kExitOk;
-}
-
-/// Outputs whose shapes differ from those the model declares.
-std::vector<Diagnosis> OutputShapeFindings(const RunFlags& flags, const OpenedModel& opened,
-                                           const std::vector<NamedTensor>& outputs) {
-  std::vector<Diagnosis> findings;
-  Location where;
-  where.file = flags.model.string();
-  const auto declared = opened.model != nullptr ? DeclaredOutputs(*opened.model->proto) : opened.outputs;
-  for (auto& mismatch : OutputShapeMismatches(declared, outputs)) {
-    findings.push_back(Diagnose("runtime.output-shape-differs", std::move(mismatch), where));
-  }
-  return findings;
-}
-
-void PrintRunJson(const RunFlags& flags, const RunResult& result) {
-  nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", result.ms}};
+void PrintRunJson(const RunFlags& flags, const SingleRun& result) {
+  nlohmann::json json = {{"model", flags.model.string()}, {"provider", flags.provider}, {"run_ms", result.run_ms}};
   const PreparedInputs& prepared = result.inputs;
   for (std::size_t i = 0; i < prepared.tensors.size(); ++i) {
     json["inputs"].push_back({{"name", prepared.tensors[i].name},
@@ -157,15 +83,15 @@ void PrintRunJson(const RunFlags& flags, const RunResult& result) {
   }
   json["not_fetched"] = result.not_fetched;
   json["size_notes"] = result.size_notes;
-  json["diagnoses"] = result.findings;
+  json["diagnoses"] = result.diagnoses;
   if (!flags.output_dir.empty()) json["saved_to"] = flags.output_dir.string();
   PrintJson(json);
 }
 
-void PrintRunText(const RunFlags& flags, const RunResult& result) {
+void PrintRunText(const RunFlags& flags, const SingleRun& result) {
   const Style style = Style::ForStream(stdout);
   std::string out = fmt::format("{} {} (provider {}): {:.2f} ms\n\n", style.Bold("ortkit run"), flags.model.string(),
-                                flags.provider, result.ms);
+                                flags.provider, result.run_ms);
   Table in_table({"input", "type", "shape", "values"});
   for (std::size_t i = 0; i < result.inputs.tensors.size(); ++i) {
     const auto& t = result.inputs.tensors[i];
@@ -189,39 +115,32 @@ void PrintRunText(const RunFlags& flags, const RunResult& result) {
                               "probabilities, say): computed, not fetched\n",
                               spec));
   }
-  for (const auto& d : result.findings) out += "\n" + RenderDiagnosis(d, style) + "\n";
+  for (const auto& d : result.diagnoses) out += "\n" + RenderDiagnosis(d, style) + "\n";
   if (!flags.output_dir.empty())
     out += fmt::format("\noutputs saved to {} ({})\n", flags.output_dir.string(), flags.save_format);
   PrintText(stdout, out);
 }
 
 int Run(const RunFlags& flags) {
-  Format format;
-  ParseFormat(flags.format, &format);
   int exit_code = kExitOk;
   SessionConfig config;
   config.provider = flags.provider;
-  auto opened = OpenModel(flags.model, config, format, "run", &exit_code);
+  auto opened = OpenModel(flags.model, config, flags.format, "run", &exit_code);
   if (!opened.ok()) return exit_code;
-  RunResult result;
-  if (int failed = RunOnce(flags, *opened, format, result); failed != kExitOk) return failed;
-  result.findings = OutputShapeFindings(flags, *opened, result.outputs);
+  auto sources = ParseSources(flags.inputs);
+  if (!sources.ok()) return Fail("run", sources.error(), flags.format);
+  auto run = RunModelOnce(*opened->session, opened->inputs, *opened->model->proto, flags.model, *sources);
+  if (!run.ok()) return Fail("run", run.error(), flags.format);
+  if (run->failure) return Fail("run", *run->failure, flags.format, run->diagnoses);
   if (!flags.output_dir.empty()) {
-    if (auto folder = CheckOutputFolder(flags.output_dir, "--output-dir"); !folder.ok()) {
-      ReportFailure("run", {}, folder.error().message, format);
-      return kExitUsage;
-    }
-    auto saved = SaveOutputs(flags, result.inputs.tensors, result.outputs);
-    if (!saved.ok()) {
-      ReportFailure("run", {}, saved.error().message, format);
-      return kExitUsage;
-    }
+    Status saved = CheckOutputFolder(flags.output_dir, "--output-dir");
+    if (saved.ok()) saved = SaveOutputs(flags, run->inputs.tensors, run->outputs);
+    if (!saved.ok()) return Fail("run", saved.error(), flags.format);
   }
-  result.not_fetched = NonTensorOutputs(*opened->session);
-  if (format == Format::kJson) {
-    PrintRunJson(flags, result);
+  if (flags.format == Format::kJson) {
+    PrintRunJson(flags, *run);
   } else {
-    PrintRunText(flags, result);
+    PrintRunText(flags, *run);
   }
   return kExitOk;
 }
@@ -241,9 +160,7 @@ void RegisterRun(CLI::App& app, int& exit_code) {
                   "a reference for `ortkit validate`")
       ->check(CLI::IsMember({"npy", "npz", "pb"}))
       ->capture_default_str();
-  cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

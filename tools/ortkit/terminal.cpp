@@ -6,22 +6,38 @@
 #include <cstdlib>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace ortkit::cli {
 
-bool ParseFormat(const std::string& text, Format* format) {
-  static constexpr std::pair<std::string_view, Format> kFormats[] = {
-      {"text", Format::kText}, {"json", Format::kJson}, {"csv", Format::kCsv}, {"markdown", Format::kMarkdown}};
-  for (const auto& [name, value] : kFormats) {
-    if (text == name) {
-      *format = value;
-      return true;
-    }
+std::string_view FormatName(Format format) {
+  switch (format) {
+    case Format::kText: return "text";
+    case Format::kJson: return "json";
+    case Format::kCsv: return "csv";
+    case Format::kMarkdown: return "markdown";
   }
-  return false;
+  return "text";
+}
+
+CLI::Option* AddFormatFlag(CLI::App* cmd, Format& format, std::initializer_list<Format> allowed,
+                           const std::string& help) {
+  std::vector<std::pair<std::string, Format>> names;
+  std::vector<std::string> words;
+  for (Format f : allowed) {
+    names.emplace_back(FormatName(f), f);
+    words.emplace_back(FormatName(f));
+  }
+  // The names alone: CheckedTransformer would also take the enum's numbers ("1"), so IsMember, which
+  // runs first (transform() puts each in front), refuses them with the list as before.
+  return cmd->add_option("--format", format, help)
+      ->transform(CLI::CheckedTransformer(names).description(""))
+      ->transform(CLI::IsMember(words))
+      ->type_name("TEXT")
+      ->default_str(std::string(FormatName(format)));
 }
 
 std::string JsonText(const nlohmann::json& json) {

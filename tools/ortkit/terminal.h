@@ -2,10 +2,12 @@
 // Output for people: colour only on a terminal (and never with NO_COLOR), aligned tables.
 
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
 
 #include "ortkit/core/terminal_text.h"
@@ -15,9 +17,14 @@ namespace ortkit::cli {
 
 enum class Format { kText, kJson, kCsv, kMarkdown };
 
-/// Parses "text" / "json" / "csv" / "markdown". Each command restricts its --format flag to the
-/// formats it can write (CLI::IsMember), so this accepts them all.
-bool ParseFormat(const std::string& text, Format* format);
+/// "text", "json", "csv" or "markdown": the name --format takes.
+std::string_view FormatName(Format format);
+
+/// Registers --format on `cmd`, read into `format` by CLI11 itself (CLI::CheckedTransformer): only the
+/// names of `allowed` are taken, anything else is refused with the list; the default shown is the value
+/// `format` holds (the flags struct's).
+CLI::Option* AddFormatFlag(CLI::App* cmd, Format& format, std::initializer_list<Format> allowed,
+                           const std::string& help = "output format");
 
 /// `json` as --format json prints it (two-space indent). Names in a model are arbitrary bytes: any
 /// that are not UTF-8 become U+FFFD, where nlohmann::json::dump() would throw.

@@ -175,6 +175,11 @@ std::string DescribeSidePlacement(const SidePlacement& placement) {
 
 std::string RenderValidateSteps(const ValidateReport& report, const Style& style) {
   std::string text;
+  if (report.target) {
+    text += fmt::format("\n{} ONNX Runtime {}: {}\n", style.Bold("target runtime"), report.target->release,
+                        report.target->Passed() ? style.Green("loads the model") : style.Red("FAILED"));
+    for (const auto& d : report.target->diagnoses) text += RenderDiagnosis(d, style);
+  }
   for (const auto& name : report.not_compared) {
     text +=
         style.Dim(fmt::format("  note: output '{}' is a sequence, map or optional: computed in every run, its "

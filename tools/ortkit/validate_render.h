@@ -8,8 +8,8 @@
 
 namespace ortkit::cli {
 
-/// The sections of the steps that ran (reference, cross-check, localisations, sweep), in that order,
-/// each starting with a blank line; without the title, the target-runtime section and the verdict.
+/// The sections of the steps that ran (target runtime, reference, cross-check, localisations, sweep), in
+/// that order, each starting with a blank line; without the title and the verdict.
 std::string RenderValidateSteps(const ValidateReport& report, const Style& style);
 
 /// One side of a cross-check: "CUDAExecutionProvider 118, CPUExecutionProvider 2 (3 memory copies)", or

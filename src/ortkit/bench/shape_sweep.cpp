@@ -26,14 +26,21 @@ std::vector<std::string> Split(const std::string& text, char separator) {
   }
 }
 
-/// A benchmarked size: at least 1, and no tensor has a dimension past 2^62.
-Result<std::int64_t> ParsePositive(const std::string& text, const std::string& context) {
-  ORTKIT_ASSIGN_OR_RETURN(
-      const std::int64_t v,
-      ParseWholeNumber(text, context, {std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62}));
-  if (v >= 1) return v;
+/// Sizes as parsed: whole numbers, none past 2^62 (no tensor has such a dimension); below 1 is refused
+/// after parsing (CheckPositive), with a message of its own.
+constexpr NumberRange<std::int64_t> kParsedSizes{std::numeric_limits<std::int64_t>::min(), std::int64_t{1} << 62};
+
+/// A benchmarked size is at least 1.
+Status CheckPositive(std::int64_t v, const std::string& context) {
+  if (v >= 1) return OkStatus();
   return MakeError(ErrorKind::kInvalidArgument,
                    fmt::format("{}: size {} is impossible; a benchmarked dimension must be at least 1", context, v));
+}
+
+Result<std::int64_t> ParsePositive(const std::string& text, const std::string& context) {
+  ORTKIT_ASSIGN_OR_RETURN(const std::int64_t v, ParseWholeNumber(text, context, kParsedSizes));
+  ORTKIT_RETURN_IF_ERROR(CheckPositive(v, context));
+  return v;
 }
 
 std::set<std::string> SymbolicDims(const std::vector<TensorSpec>& inputs) {
@@ -117,13 +124,13 @@ Result<std::vector<ShapePoint>> CrossAxes(const std::vector<SweepAxis>& axes, co
 }  // namespace
 
 Result<std::vector<std::int64_t>> ParseSizeList(const std::string& text, const std::string& flag) {
-  std::vector<std::int64_t> sizes;
-  for (const auto& part : Split(text, ',')) {
-    ORTKIT_ASSIGN_OR_RETURN(std::int64_t v, ParsePositive(part, fmt::format("{} {}", flag, text)));
-    if (std::find(sizes.begin(), sizes.end(), v) != sizes.end()) {
-      return MakeError(ErrorKind::kInvalidArgument, fmt::format("{} {}: {} is listed twice", flag, text, v));
+  const std::string context = fmt::format("{} {}", flag, text);
+  ORTKIT_ASSIGN_OR_RETURN(std::vector<std::int64_t> sizes, ParseWholeNumberList(text, context, kParsedSizes));
+  for (auto v = sizes.begin(); v != sizes.end(); ++v) {
+    ORTKIT_RETURN_IF_ERROR(CheckPositive(*v, context));
+    if (std::find(sizes.begin(), v, *v) != v) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("{}: {} is listed twice", context, *v));
     }
-    sizes.push_back(v);
   }
   return sizes;
 }

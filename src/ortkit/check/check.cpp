@@ -47,6 +47,14 @@ void AddFile(std::vector<Diagnosis>& diagnoses, const std::string& file) {
   }
 }
 
+/// The check's failure when the provider cannot run on this machine: the runtime layer says why.
+Error ProviderUnavailable(const std::string& provider) {
+  return MakeError(ErrorKind::kUnavailable,
+                   fmt::format("the {} execution provider cannot run on this machine, so the runtime layer was not "
+                               "checked",
+                               provider));
+}
+
 Result<std::unique_ptr<Session>> CreateSession(Runtime& runtime, const CheckOptions& options) {
   SessionConfig config;
   config.provider = options.provider;
@@ -65,9 +73,10 @@ void SkipAfterUnreadableFile(Runtime* runtime, const CheckOptions& options, bool
     if (!session.ok()) {
       Location where;
       where.file = options.model_path.string();
-      report.provider_unavailable = session.error().kind == ErrorKind::kUnavailable;
-      auto d = report.provider_unavailable ? TranslateSessionError(session.error(), where)
-                                           : TranslateRuntimeError(session.error().message, where);
+      const bool unavailable = session.error().kind == ErrorKind::kUnavailable;
+      if (unavailable) report.failure = ProviderUnavailable(options.provider);
+      auto d = unavailable ? TranslateSessionError(session.error(), where)
+                           : TranslateRuntimeError(session.error().message, where);
       diagnoses.push_back(std::move(d));
     }
     report.layers.push_back(Finish("runtime", std::move(diagnoses)));
@@ -102,13 +111,13 @@ std::string DropRepeatedFindings(std::vector<Diagnosis>& diagnoses, const std::v
 
 // Whether ONNX Runtime creates a session for the file, its refusal said once across the layers.
 LayerReport RuntimeLayer(Runtime& runtime, const CheckOptions& options, const std::vector<LayerReport>& earlier,
-                         bool& provider_unavailable) {
+                         std::optional<Error>& failure) {
   auto session = CreateSession(runtime, options);
   std::vector<Diagnosis> diagnoses;
   if (!session.ok()) {
     Location where;
     where.file = options.model_path.string();
-    provider_unavailable = session.error().kind == ErrorKind::kUnavailable;
+    if (session.error().kind == ErrorKind::kUnavailable) failure = ProviderUnavailable(options.provider);
     diagnoses.push_back(TranslateSessionError(session.error(), where));
   }
   const std::string repeated = DropRepeatedFindings(diagnoses, earlier);
@@ -147,7 +156,7 @@ int CheckReport::CountOf(Severity severity) const {
 }
 
 bool CheckReport::Passed() const {
-  if (io_error || CountOf(Severity::kError) > 0) return false;
+  if ((failure && failure->kind == ErrorKind::kIo) || CountOf(Severity::kError) > 0) return false;
   return !strict || CountOf(Severity::kWarning) == 0;
 }
 
@@ -158,10 +167,11 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   report.strict = options.strict;
 
   ModelLoad load = LoadModelFile(options.model_path);
-  report.io_error = load.io_error;
+  const bool io_error = load.failure && load.failure->kind == ErrorKind::kIo;
+  if (io_error) report.failure = load.failure;
   report.layers.push_back(Finish("file", std::move(load.diagnoses)));
   if (!load.model) {
-    SkipAfterUnreadableFile(runtime, options, load.io_error, report);
+    SkipAfterUnreadableFile(runtime, options, io_error, report);
     return report;
   }
   ModelFile& model = *load.model;
@@ -182,7 +192,7 @@ CheckReport RunCheck(Runtime* runtime, const CheckOptions& options) {
   load.model.reset();
 
   if (options.load_runtime && runtime != nullptr) {
-    report.layers.push_back(RuntimeLayer(*runtime, options, report.layers, report.provider_unavailable));
+    report.layers.push_back(RuntimeLayer(*runtime, options, report.layers, report.failure));
   } else {
     report.layers.push_back(Skipped("runtime", "not requested"));
   }
@@ -201,7 +211,7 @@ void to_json(nlohmann::json& json, const CheckReport& report) {
           {"provider", report.provider},
           {"strict", report.strict},
           {"verdict", report.Passed() ? "pass" : "fail"},
-          {"provider_unavailable", report.provider_unavailable},
+          {"provider_unavailable", report.failure && report.failure->kind == ErrorKind::kUnavailable},
           {"counts",
            {{"error", report.CountOf(Severity::kError)},
             {"warning", report.CountOf(Severity::kWarning)},

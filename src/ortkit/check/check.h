@@ -2,11 +2,13 @@
 // `ortkit check`: the layered structural and load checks of one model file.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
@@ -37,10 +39,11 @@ struct CheckReport {
   std::string model_path;
   std::string provider;
   std::vector<LayerReport> layers;
-  bool io_error = false;  ///< the file could not be read at all
-  /// The runtime layer could not create a session because the provider cannot run on this machine (not in
-  /// this ONNX Runtime build, or its libraries do not load): the environment's fault, not the model's.
-  bool provider_unavailable = false;
+  /// Set when the check could not be carried out, the caller's or the machine's fault rather than the
+  /// model's: kIo when the file could not be read at all, kUnavailable when the runtime layer could not
+  /// create a session because the provider cannot run on this machine (not in this ONNX Runtime build, or
+  /// its libraries do not load). The layers still say what was found.
+  std::optional<Error> failure;
   bool strict = false;
 
   /// Every diagnosis of every layer, most severe first.

@@ -105,7 +105,7 @@ Result<ModelConversionReport> ConvertModelFile(const ModelConversionOptions& opt
   ModelLoad load = LoadModelFile(options.model);
   if (load.model == nullptr) {
     report.diagnoses = std::move(load.diagnoses);
-    report.io_error = load.io_error;
+    if (load.failure && load.failure->kind == ErrorKind::kIo) report.failure = load.failure;
     return report;
   }
   const onnx::ModelProto& original = *load.model->proto;

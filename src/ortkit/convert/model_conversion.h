@@ -37,7 +37,9 @@ struct ModelConversionReport {
   std::vector<Diagnosis> diagnoses;  ///< the conversion's, then the checker's, the target's and the proof's
   bool written = false;
   bool external_data = false;  ///< the model keeps (and, once written, the result keeps) weights in a side file
-  bool io_error = false;       ///< the model file could not be read at all
+  /// Set when the model file could not be read at all (kIo, with the loader's message): the caller's to fix,
+  /// not a finding about the model (a file that is no model is one: its diagnoses say why).
+  std::optional<Error> failure;
 
   /// Whether an error was found: nothing is written then.
   bool Failed() const;
@@ -49,7 +51,7 @@ struct ModelConversionReport {
 Result<ConversionOptions> ResolveConversionTarget(int opset, int ir_version, const OrtRelease* target);
 
 /// Converts options.model and writes it to options.out when every check holds. A model that does not
-/// load is a report with the loader's diagnoses (io_error when it could not be read at all); the
+/// load is a report with the loader's diagnoses (`failure` when it could not be read at all); the
 /// errors returned are those that stop the command itself: weights too large to hold in memory, no
 /// ONNX Runtime to prove with, the result not serialisable or not writable.
 Result<ModelConversionReport> ConvertModelFile(const ModelConversionOptions& options);

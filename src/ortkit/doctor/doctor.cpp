@@ -489,6 +489,9 @@ void AddEnvironmentFindings(Runtime& runtime, const DoctorReport& report, std::v
 DoctorReport UnavailableProvider(Runtime& runtime, const std::string& provider, std::vector<Diagnosis> why,
                                  DoctorReport report) {
   report.unavailable_provider = provider;
+  report.failure = MakeError(
+      ErrorKind::kUnavailable,
+      fmt::format("the {} execution provider cannot run on this machine, so the model was not examined", provider));
   AddEnvironmentFindings(runtime, provider, why);
   SortBySeverity(why);
   report.verdict = VerdictOf(why);
@@ -543,6 +546,17 @@ void AddNonTensorOutputs(const onnx::ModelProto& proto, const std::string& file,
       where));
 }
 
+// A reference the caller named that cannot be used is theirs to fix, as validate says it (exit 2); the report
+// keeps what was found. One found beside the model is the export's, and a finding like any other.
+void SetUnusableReference(const DoctorOptions& options, DoctorReport& report) {
+  if (options.reference.empty() || report.failure) return;
+  for (const auto& d : report.diagnoses) {
+    if (d.code != "validate.reference-input") continue;
+    report.failure = MakeError(ErrorKind::kInvalidArgument, "unusable reference: " + d.message);
+    return;
+  }
+}
+
 }  // namespace
 
 Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
@@ -591,8 +605,8 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
     check_options.provider = options.providers.front();
     check_options.target_ort = options.target_ort;
     report.check = RunCheck(&runtime, check_options);
-    report.io_error = report.check->io_error;
-    if (report.check->provider_unavailable) {
+    if (report.check->failure && report.check->failure->kind == ErrorKind::kIo) report.failure = report.check->failure;
+    if (report.check->failure && report.check->failure->kind == ErrorKind::kUnavailable) {
       // Its libraries did not load: the runtime layer says why.
       std::vector<Diagnosis> why;
       for (const auto& layer : report.check->layers) {
@@ -640,6 +654,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
       std::any_of(report.providers.begin(), report.providers.end(), [](const auto& p) { return p.latency; });
   if (weights && measured && report.verdict == DoctorVerdict::kHealthy)
     report.next_step = NextStepFromWeights(*weights, report.model_path, DetectCpuFeatures());
+  SetUnusableReference(options, report);
   return report;
 }
 

@@ -80,7 +80,11 @@ struct DoctorReport {
   std::vector<ProviderReport> providers;
   std::vector<Diagnosis> diagnoses;  ///< every finding once, most severe first
   DoctorVerdict verdict = DoctorVerdict::kHealthy;
-  bool io_error = false;  ///< the model path could not be read at all
+  /// Set when the model could not be examined, the caller's or the machine's fault rather than the model's:
+  /// kIo when the model path could not be read at all (the check's layers say why), kUnavailable when a
+  /// requested provider cannot run on this machine (unavailable_provider), kInvalidArgument when the
+  /// reference given (DoctorOptions::reference) cannot be used (validate.reference-input says why).
+  std::optional<Error> failure;
   /// A requested provider that cannot run on this machine (not in this ONNX Runtime build, or its libraries
   /// do not load): the environment's fault, not the model's, so the chain stops and the model is not judged.
   /// `diagnoses` then say why (runtime.provider-unavailable and what the environment says, env.*), and

@@ -331,7 +331,10 @@ Status CompareWithReference(ProofContext& c) {
   ORTKIT_ASSIGN_OR_RETURN(auto outputs, DescribeOutputs(*session));
   auto cases = ReadReference(c.options.reference, inputs, outputs);
   if (!cases.ok()) {
+    // The call's to fix, not the model's: the report says what was proven before, and the failure why it stopped.
     c.report.diagnoses.push_back(UnusableReference(c.options.reference, cases.error()));
+    c.report.failure = MakeError(cases.error().kind == ErrorKind::kIo ? ErrorKind::kIo : ErrorKind::kInvalidArgument,
+                                 "unusable reference: " + cases.error().message);
     return OkStatus();
   }
   const auto validation = ValidateAgainst(*session, *cases, c.proof.tolerance);
@@ -475,7 +478,7 @@ Result<ModelFixReport> FixModelFile(Runtime& runtime, const ModelFixOptions& opt
   ModelLoad load = LoadModelFile(options.model);
   if (load.model == nullptr) {
     report.diagnoses = std::move(load.diagnoses);
-    report.io_error = load.io_error;
+    if (load.failure && load.failure->kind == ErrorKind::kIo) report.failure = load.failure;
     return report;
   }
   onnx::ModelProto original = *load.model->proto;

@@ -66,7 +66,10 @@ struct ModelFixReport {
   bool dry_run = false;
   bool written = false;
   bool external_data = false;
-  bool io_error = false;
+  /// Set when the model file could not be read at all (kIo, with the loader's message) or the reference
+  /// cannot be used (kIo, kInvalidArgument; validate.reference-input says why): the caller's to fix, not a
+  /// finding about the model (a file that is no model is one: its diagnoses say why).
+  std::optional<Error> failure;
 
   /// An error stopped the fix: nothing is written.
   bool Failed() const;
@@ -77,8 +80,8 @@ struct ModelFixReport {
 Status ValidateFixSelection(const std::vector<std::string>& only);
 
 /// Fixes options.model and writes options.out when every proof holds (see the file comment). A model
-/// that cannot be read is a report with the loader's diagnoses (io_error when the file could not be read
-/// at all); the errors returned stop the command itself (bad options, weights too large to hold, the
+/// that cannot be read is a report with the loader's diagnoses (`failure` when the file could not be
+/// read at all); the errors returned stop the command itself (bad options, weights too large to hold, the
 /// result not writable).
 Result<ModelFixReport> FixModelFile(Runtime& runtime, const ModelFixOptions& options);
 

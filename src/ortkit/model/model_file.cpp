@@ -379,6 +379,28 @@ int NestingDepth(pbio::ZeroCopyInputStream* stream, int stop_at) {
   return deepest;
 }
 
+/// A path that cannot be read at all: `diagnosis` says why, and the failure is kIo.
+ModelLoad Unreadable(Diagnosis diagnosis) {
+  ModelLoad load;
+  load.failure = MakeError(ErrorKind::kIo, diagnosis.message);
+  load.diagnoses.push_back(std::move(diagnosis));
+  return load;
+}
+
+/// Bytes that are no usable model: the failure is kInvalidModel with the first error's message.
+ModelLoad WithFailure(ModelLoad load) {
+  if (load.model != nullptr || load.failure) return load;
+  std::string message = "not a usable ONNX model";
+  for (const auto& d : load.diagnoses) {
+    if (d.severity == Severity::kError) {
+      message = d.message;
+      break;
+    }
+  }
+  load.failure = MakeError(ErrorKind::kInvalidModel, std::move(message));
+  return load;
+}
+
 ModelLoad ParseStream(pbio::ZeroCopyInputStream* walk_stream, pbio::ZeroCopyInputStream* parse_stream,
                       pbio::ZeroCopyInputStream* depth_stream, std::string_view head, std::uint64_t size,
                       const std::string& name) {
@@ -467,43 +489,34 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) {
-    load.io_error = true;
     auto d = FileDiagnosis("file.not-found", fmt::format("'{}' does not exist", name), name);
     if (path.is_relative()) d.message += fmt::format(" (relative to {})", std::filesystem::current_path().string());
-    load.diagnoses.push_back(std::move(d));
-    return load;
+    return Unreadable(std::move(d));
   }
   if (std::filesystem::is_directory(status)) {
-    load.io_error = true;
     auto d = FileDiagnosis("file.is-directory", fmt::format("'{}' is a directory", name), name);
     if (std::filesystem::exists(path / "model.onnx", ec))
       d.fix = fmt::format("Pass '{}' instead.", (path / "model.onnx").string());
-    load.diagnoses.push_back(std::move(d));
-    return load;
+    return Unreadable(std::move(d));
   }
   if (!std::filesystem::is_regular_file(status)) {
     // Opening a named pipe would wait for a writer forever; a device has no size and no end.
-    load.io_error = true;
-    load.diagnoses.push_back(FileDiagnosis(
+    return Unreadable(FileDiagnosis(
         "file.not-regular", fmt::format("'{}' is {}, not a regular file", name, DescribeFileType(status)), name));
-    return load;
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    load.io_error = true;
-    load.diagnoses.push_back(
+    return Unreadable(
         FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be opened: {}", name, std::strerror(errno)), name));
-    return load;
   }
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   std::string head(4096, '\0');
   const ssize_t got = ::pread(fd, head.data(), head.size(), 0);
   if (got < 0) {
+    const int read_errno = errno;
     ::close(fd);
-    load.io_error = true;
-    load.diagnoses.push_back(
-        FileDiagnosis("file.unreadable", fmt::format("'{}' cannot be read: {}", name, std::strerror(errno)), name));
-    return load;
+    return Unreadable(FileDiagnosis("file.unreadable",
+                                    fmt::format("'{}' cannot be read: {}", name, std::strerror(read_errno)), name));
   }
   head.resize(static_cast<std::size_t>(got));
   {
@@ -527,14 +540,15 @@ ModelLoad LoadModelFile(const std::filesystem::path& path) {
           FileDiagnosis("file.unknown-extension", fmt::format("'{}' does not end in .onnx", name), name));
     }
   }
-  return load;
+  return WithFailure(std::move(load));
 }
 
 ModelLoad ParseModelBytes(std::string_view bytes, const std::string& name) {
   pbio::ArrayInputStream walk_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
   pbio::ArrayInputStream parse_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
   pbio::ArrayInputStream depth_stream(bytes.data(), static_cast<int>(std::min<std::size_t>(bytes.size(), INT_MAX)));
-  return ParseStream(&walk_stream, &parse_stream, &depth_stream, bytes.substr(0, 4096), bytes.size(), name);
+  return WithFailure(
+      ParseStream(&walk_stream, &parse_stream, &depth_stream, bytes.substr(0, 4096), bytes.size(), name));
 }
 
 }  // namespace ortkit

@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
+#include "ortkit/core/result.h"
 #include "ortkit/diagnose/diagnosis.h"
 
 namespace ortkit {
@@ -29,7 +31,10 @@ struct ModelFile {
 struct ModelLoad {
   std::unique_ptr<ModelFile> model;  ///< null when the bytes are not a usable model
   std::vector<Diagnosis> diagnoses;  ///< why `model` is null, and warnings when it is not
-  bool io_error = false;             ///< the path could not be read at all (exit code 2)
+  /// Why `model` is null, with the first error's message: kIo when the path could not be read at all
+  /// (missing, a folder, a pipe, unreadable), kInvalidModel when its bytes are no usable model. Unset
+  /// when `model` is set.
+  std::optional<Error> failure;
 };
 
 /// Reads and parses `path` without holding the file's bytes twice.

@@ -299,7 +299,7 @@ struct LoadedOriginal {
 Result<LoadedOriginal> LoadOriginal(const OptimizeOptions& options, OptimizeReport& report) {
   LoadedOriginal original{LoadModelFile(options.model)};
   if (!original.load.model) {
-    report.io_error = original.load.io_error;
+    if (original.load.failure && original.load.failure->kind == ErrorKind::kIo) report.failure = original.load.failure;
     report.diagnoses = original.load.diagnoses;
     return original;
   }

@@ -85,7 +85,9 @@ struct OptimizeReport {
   std::string chosen;  ///< the written (or, with --dry-run, the would-be) candidate; empty: none
   bool dry_run = false;
   bool written = false;
-  bool io_error = false;  ///< the model could not be read at all
+  /// Set when the model file could not be read at all (kIo, with the loader's message): the caller's to fix,
+  /// not a finding about the model (a file that is no model is one: its diagnoses say why).
+  std::optional<Error> failure;
   std::vector<Diagnosis> diagnoses;
   double seconds = 0;  ///< the whole run
   std::int64_t peak_rss_bytes = 0;

@@ -15,12 +15,22 @@ namespace ortkit::perf {
 
 enum class Protocol { kHttp, kGrpc };
 
+/// "http" or "grpc", as --protocol names them.
+const char* ToString(Protocol protocol);
+
 struct ClientOptions {
+  /// The longest per-request timeout: an hour.
+  static constexpr int kMostTimeoutMs = 3'600'000;
+
   Protocol protocol = Protocol::kHttp;
   std::string url = "127.0.0.1:8000";  ///< host:port, or http://host:port for HTTP
   std::string model;
   bool json_tensors = false;  ///< HTTP: JSON tensors instead of the binary tensor data extension
   int timeout_ms = 60000;     ///< per request: connect, send and receive
+
+  /// Each field in its range, and JSON tensors over HTTP only (kInvalidArgument naming the flag that
+  /// sets it): a timeout from 1 ms to kMostTimeoutMs.
+  Status Validate() const;
 };
 
 /// The outcome of one infer call. `error` is empty on success, else a short kind that groups

@@ -1,17 +1,22 @@
 #include "ortkit/perf/lengths.h"
 
-#include <charconv>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "ortkit/core/numbers.h"
 
 namespace ortkit::perf {
 namespace {
 
 constexpr std::int64_t kMaxDistinctLengths = 4096;
 
+/// A whole number of any size (the range is checked on the distribution): the one number parser's.
 bool ParseInt(std::string_view text, std::int64_t* value) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && end == text.data() + text.size();
+  auto parsed = ParseWholeNumber(text, "--lengths",
+                                 {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()});
+  if (parsed.ok()) *value = *parsed;
+  return parsed.ok();
 }
 
 }  // namespace

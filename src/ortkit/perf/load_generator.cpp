@@ -266,6 +266,9 @@ Status LoadOptions::Validate() const {
                                        "requests/s (one perf process cannot "
                                        "schedule more; run several)"}));
   }
+  if (poisson && request_rates.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "--poisson needs --request-rate (it shapes the open-loop schedule)");
+  }
   ORTKIT_RETURN_IF_ERROR(CheckRange("--duration", duration_s, {1e-3, kMostDuration, "s"}));
   ORTKIT_RETURN_IF_ERROR(CheckRange("--warmup", warmup_s, {0, 3600, "s"}));
   return CheckRange("--max-outstanding", std::int64_t{max_outstanding}, {1, kMostConnections});

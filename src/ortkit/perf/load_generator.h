@@ -39,7 +39,7 @@ struct LoadOptions {
 
   /// Each field in its range (kInvalidArgument naming the flag that sets it): connections up to
   /// kMostConnections and the files this process may open, rates up to kMostRate, a step's window up
-  /// to kMostDuration; NaN and infinities nowhere.
+  /// to kMostDuration; NaN and infinities nowhere; Poisson arrivals only with request rates.
   Status Validate() const;
 };
 

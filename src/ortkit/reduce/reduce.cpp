@@ -207,20 +207,6 @@ bool Search::Run() {
 
 // ---- Setting up.
 
-Status CheckOptions(const ReduceOptions& options) {
-  const FailureKind kind = options.condition.kind;
-  if (!options.message.empty() && (kind == FailureKind::kNan || kind == FailureKind::kDiverge)) {
-    return MakeError(ErrorKind::kInvalidArgument,
-                     fmt::format("--message applies to load, run and cmd failures, not to --fails {}",
-                                 options.condition.ToString()));
-  }
-  if (kind == FailureKind::kCommand && options.condition.command.empty())
-    return MakeError(ErrorKind::kInvalidArgument, "--fails cmd: names no command to run");
-  if (kind == FailureKind::kCommand && options.command_timeout.count() <= 0)
-    return MakeError(ErrorKind::kInvalidArgument, "--command-timeout must be above 0 seconds");
-  return options.tolerance.Validate();
-}
-
 ReproCheck::Side SideOf(const SessionConfig& config) {
   const ProviderInfo* provider = FindProvider(config.provider);
   return {provider != nullptr ? std::string(provider->ort_name) : config.provider, config.optimization_level};
@@ -397,10 +383,26 @@ FedValues ChooseFedValues(Runtime& runtime, const GraphSlicer& slicer, const Pro
 
 }  // namespace
 
+Status ReduceOptions::Validate() const {
+  const FailureKind kind = condition.kind;
+  if (!message.empty() && (kind == FailureKind::kNan || kind == FailureKind::kDiverge)) {
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--message applies to load, run and cmd failures, not to --fails {}", condition.ToString()));
+  }
+  if (kind == FailureKind::kCommand && condition.command.empty())
+    return MakeError(ErrorKind::kInvalidArgument, "--fails cmd: names no command to run");
+  if (command_timeout.count() <= 0)
+    return MakeError(ErrorKind::kInvalidArgument, "--command-timeout must be above 0 seconds");
+  if (time_budget.count() <= 0) return MakeError(ErrorKind::kInvalidArgument, "--time-budget must be above 0 seconds");
+  ORTKIT_RETURN_IF_ERROR(CheckProviderName(session.provider));
+  return tolerance.Validate();
+}
+
 Result<ReduceReport> Reduce(Runtime& runtime, const onnx::ModelProto& model, std::span<const NamedTensor> inputs,
                             const ReduceOptions& options) {
   const auto start = Clock::now();
-  ORTKIT_RETURN_IF_ERROR(CheckOptions(options));
+  ORTKIT_RETURN_IF_ERROR(options.Validate());
   ORTKIT_ASSIGN_OR_RETURN(ProbeSettings probe, MakeProbe(options));
   ReduceReport report;
   report.original_nodes = static_cast<std::size_t>(model.graph().node_size());
@@ -450,7 +452,7 @@ Result<onnx::ModelProto> LoadModelForReduce(const std::filesystem::path& path) {
         break;
       }
     }
-    return MakeError(load.io_error ? ErrorKind::kIo : ErrorKind::kInvalidModel,
+    return MakeError(load.failure ? load.failure->kind : ErrorKind::kInvalidModel,
                      fmt::format("reading '{}': {}", path.string(), why));
   }
   onnx::ModelProto proto = std::move(*load.model->proto);

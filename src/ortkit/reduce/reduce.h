@@ -48,6 +48,11 @@ struct ReduceOptions {
   std::chrono::milliseconds time_budget{180'000};          ///< the search stops there, keeping the smallest so far
   std::uint64_t seed = 0;                                  ///< load: seed of the values synthesised for cut values
   std::function<void(const ReduceProgress&)> on_progress;  ///< must not throw
+
+  /// kInvalidArgument naming the flag: --message with a condition it does not apply to, a command
+  /// condition without a command, a time-out or budget not above 0, an unknown provider, a tolerance
+  /// that is not a finite number >= 0. Reduce checks it; a caller may check first.
+  Status Validate() const;
 };
 
 /// A node of the reduced model.

@@ -42,7 +42,7 @@ Error LoadError(const ModelLoad& load, const std::string& what) {
       break;
     }
   }
-  return MakeError(load.io_error ? ErrorKind::kIo : ErrorKind::kInvalidModel, fmt::format("{}: {}", what, message));
+  return MakeError(load.failure ? load.failure->kind : ErrorKind::kInvalidModel, fmt::format("{}: {}", what, message));
 }
 
 Result<onnx::ModelProto> LoadProto(const ModelToLoad& source) {

@@ -4,8 +4,10 @@
 #include <optional>
 #include <span>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "ortkit/check/target_runtime.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/tensor/tensor_stats.h"
@@ -158,6 +160,18 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
   using Step = ValidateFailure::Step;
   ValidateReport report;
   report.reference_path = options.reference;
+  if (!options.target_ort.empty()) {
+    const OrtRelease* release = FindOrtRelease(options.target_ort);
+    if (release == nullptr) {
+      report.failure = ValidateFailure{
+          Step::kTarget,
+          MakeError(ErrorKind::kInvalidArgument,
+                    fmt::format("--target-ort {}: ONNX Runtime '{}' is not in ortkit's table; it knows {}",
+                                options.target_ort, options.target_ort, KnownOrtReleases()))};
+      return report;
+    }
+    report.target = TargetRuntimeReport{std::string(release->version), CheckTargetRuntime(model, *release)};
+  }
   auto inputs = DescribeInputs(session);
   auto outputs = DescribeOutputs(session);
   if (!inputs.ok() || !outputs.ok()) {
@@ -193,9 +207,14 @@ ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelPro
   return report;
 }
 
+bool TargetRuntimeReport::Passed() const {
+  return std::none_of(diagnoses.begin(), diagnoses.end(),
+                      [](const Diagnosis& d) { return d.severity == Severity::kError; });
+}
+
 bool ValidateReport::Passed() const {
-  return (!reference || reference->Passed()) && !cross_check_error && (!cross_check || cross_check->Passed()) &&
-         (!sweep || sweep->Passed());
+  return (!target || target->Passed()) && (!reference || reference->Passed()) && !cross_check_error &&
+         (!cross_check || cross_check->Passed()) && (!sweep || sweep->Passed());
 }
 
 Diagnosis ValidateReport::CrossCheckRunDiagnosis(const Location& where) const {
@@ -204,6 +223,8 @@ Diagnosis ValidateReport::CrossCheckRunDiagnosis(const Location& where) const {
 
 nlohmann::json ValidateReport::ToJson() const {
   nlohmann::json json = nlohmann::json::object();
+  if (target)
+    json["target"] = {{"release", target->release}, {"passed", target->Passed()}, {"diagnoses", target->diagnoses}};
   if (reference) {
     json["reference"] = reference->ToJson();
     json["reference"]["path"] = reference_path.string();

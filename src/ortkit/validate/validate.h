@@ -60,6 +60,9 @@ struct ValidateOptions {
   /// The most resident memory a sweep's run may reach (SweepOptions::memory_limit_bytes); 0: three
   /// quarters of what this process may use.
   std::uint64_t sweep_memory_bytes = 0;
+  /// An ONNX Runtime release ("1.16", also "1.16.3") the model must also load on, with its operators
+  /// (check/target_runtime.h): the first step. Empty: none; one not in the table is a failure (kTarget).
+  std::string target_ort;
 };
 
 /// How long the localisation of a quantised model's divergence may take when it was not asked for
@@ -95,6 +98,7 @@ Result<SweepReport> SweepForValidation(Session& session, const onnx::ModelProto&
 /// A step of Validate that could not be carried out with the options given.
 struct ValidateFailure {
   enum class Step {
+    kTarget,       ///< the target release is not one ortkit knows
     kReference,    ///< the reference cannot be read or matched to the model
     kCompareMode,  ///< the cross-check mode does not parse
     kInputs,       ///< the cross-check's inputs cannot be made (files, sizes)
@@ -114,7 +118,16 @@ struct Localization {
   std::vector<Diagnosis> diagnoses;
 };
 
+/// Whether an older ONNX Runtime release loads the model and has its operators (ValidateOptions::target_ort).
+struct TargetRuntimeReport {
+  std::string release;               ///< "1.16"
+  std::vector<Diagnosis> diagnoses;  ///< CheckTargetRuntime's
+  /// No error among the diagnoses: that release loads the model.
+  bool Passed() const;
+};
+
 struct ValidateReport {
+  std::optional<TargetRuntimeReport> target;
   std::filesystem::path reference_path;
   std::optional<ReferenceReport> reference;
   std::string compare_mode;
@@ -135,14 +148,15 @@ struct ValidateReport {
   bool Passed() const;
   /// The cross-check's run failure as a finding (runtime.*), at `where`.
   Diagnosis CrossCheckRunDiagnosis(const Location& where = {}) const;
-  /// {"reference", "compare", "localize" (the last localisation), "sweep"}, each present when its step ran.
+  /// {"target", "reference", "compare", "localize" (the last localisation), "sweep"}, each present when its
+  /// step ran.
   nlohmann::json ToJson() const;
 };
 
 /// Runs the steps `options` ask for on `session` (created from `options.model` with `options.session` in
-/// `runtime`), in order: the reference, the cross-check, localisation, the sweep. `model` is the parsed
-/// file (value hints, rules that explain failures, declared outputs). Never fails as a whole: a step that
-/// cannot be carried out is the report's `failure`, and findings about the model are in the report.
+/// `runtime`), in order: the target release, the reference, the cross-check, localisation, the sweep. `model` is the
+/// parsed file (value hints, rules that explain failures, declared outputs). Never fails as a whole: a step that cannot
+/// be carried out is the report's `failure`, and findings about the model are in the report.
 ValidateReport Validate(Runtime& runtime, Session& session, const onnx::ModelProto& model,
                         const ValidateOptions& options);
 
