@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ortkit bench end to end: the report in every format, a batch × seq_len sweep in one session,
-# concurrency and sessions, IO binding, the profile, --compare's verdict and exit code, --tune
+# concurrency and sessions, IO binding, the profile and the next step it suggests, --compare's verdict and exit code, --tune
 # writing a serving configuration, the SVG plot, and exit 2 with a specific message for bad input.
 source "$2/tests/support/e2e.sh"
 
@@ -66,6 +66,27 @@ assert p["memory_copies"] == [] and p["cpu_fallbacks"] == []
 PY
 "$ortkit" bench "$enc" "${fast[@]}" --profile --profile-prefix "$work/prof" --profile-runs 2 >"$work/out"
 expect_msg "time per op type"; expect_msg "nodes per execution provider"; expect_msg "trace kept at $work/prof"
+
+# The chain: a profile where float matrix products take most of the time ends with the optimize command (one
+# line; JSON next_step); a model of one Relu, and one quantised already, do not.
+need_python
+"$python" "$src/tests/python/optimize_models.py" "$work/models" || fail "writing the models"
+"$ortkit" bench "$work/models/perceptron.onnx" "${fast[@]}" --profile --profile-prefix "$work/prof" --profile-runs 5 >"$work/out"
+grep -q "next: .* of the time: \`ortkit optimize $work/models/perceptron.onnx --out fast.onnx\`" "$work/out" ||
+  fail "no next step after a MatMul-heavy profile: $(cat "$work/out")"
+[ "$(grep -c 'next: ' "$work/out")" = 1 ] || fail "the next step is one line: $(cat "$work/out")"
+"$ortkit" bench "$work/models/perceptron.onnx" "${fast[@]}" --profile --profile-prefix "$work/prof" --profile-runs 5 --format json >"$work/p.json"
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["next_step"]; assert n and "ortkit optimize" in n, n' "$work/p.json" ||
+  fail "JSON next_step"
+printf '<ir_version: 8, opset_import: ["" : 17]>\nrelu (float[1, 64] x) => (float[1, 64] y) { y = Relu(x) }\n' |
+  "$bin/ortkit_make_model" from-text "$work/relu.onnx"
+"$ortkit" bench "$work/relu.onnx" "${fast[@]}" --profile --profile-prefix "$work/prof" --profile-runs 2 --format json >"$work/r.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["next_step"] is None, r["next_step"]' "$work/r.json" ||
+  fail "a next step for a Relu"
+"$python" -c 'import sys; from onnxruntime.quantization import quantize_dynamic as q; q(sys.argv[1], sys.argv[2])' \
+  "$work/models/perceptron.onnx" "$work/quantised.onnx" || fail "quantising with onnxruntime"
+"$ortkit" bench "$work/quantised.onnx" "${fast[@]}" --profile --profile-prefix "$work/prof" --profile-runs 2 >"$work/out"
+if grep -q "next: " "$work/out"; then fail "a next step for a quantised model: $(cat "$work/out")"; fi
 
 # --compare: a run against itself is within noise (exit 0); a doctored 30% slower run fails (exit 1).
 expect_rc 0 "$ortkit" bench --compare "$work/a.json" "$work/a.json"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# ortkit optimize (~20 s) on small models written with the onnx package: the written model's provenance in
+# ortkit optimize (~30 s) on small models written with the onnx package: the written model's provenance in
 # `ortkit inspect`, its outputs against the original's in onnxruntime's Python API (an independent oracle), a
 # gate no rounding passes refusing every quantised candidate with the metric and writing nothing, an already
-# quantised model getting no quantising candidate, and a specific usage error for each bad flag.
+# quantised model getting no quantising candidate, int4 on a decoder step, float16 refused without a GPU, and
+# a specific usage error for each bad flag.
 source "$2/tests/support/e2e.sh"
 need_python
 "$python" "$src/tests/python/optimize_models.py" "$work" || fail "writing the models"
@@ -97,6 +98,46 @@ expect_rc 2 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/x.onnx" -
 expect_msg "no such file or folder"
 expect_rc 2 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/x.onnx" --calibration "$work/calibration" --calibration-method median
 expect_msg "expected minmax, percentile or entropy"
+
+# int4 on the decoder step: a default candidate there (four large MatMul, a cache), each MatMul rewritten to
+# MatMulNBits (com.microsoft imported), proven and measured like any candidate; not on the perceptron.
+set +e
+"$ortkit" optimize "$work/decoder.onnx" --dry-run --threads 1 --rounds 3 --format json >"$work/dec.json" 2>"$work/err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/err" >&2; fail "optimize decoder exit $rc"; }
+python3 - "$work/dec.json" <<'PY' || fail "int4 report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+int4 = next(c for c in r["candidates"] if c["name"] == "int4")
+p = int4["passes"][0]
+assert p["rewritten"] == {"MatMul": 4} and p["produced"] == {"MatMulNBits": 4}, p
+assert any("4-bit blocks of 32 along K" in n for n in p["notes"]), p["notes"]
+assert int4["state"] != "failed" and int4["proof"]["outputs"], int4
+assert int4["size_bytes"] < r["original_bytes"] / 4, (int4["size_bytes"], r["original_bytes"])
+print("int4:", int4["state"], int4["accuracy"], round(int4.get("speed_up", {}).get("ratio", 0), 2))
+PY
+expect_rc 1 "$ortkit" optimize "$work/decoder.onnx" --dry-run --passes int4 --int4-block 128 --threads 1 --rounds 2 --max-drop cosine=0,top1=0
+expect_msg "optimize.candidate-refused"
+# Nothing int4 takes: the convolutional model has no MatMul; refused with the specific reason, nothing written.
+expect_rc 1 "$ortkit" optimize "$work/convolutional.onnx" --out "$work/never4.onnx" --passes int4 --threads 1
+expect_msg "optimize.nothing-to-rewrite"
+expect_msg "int4: nothing to rewrite (no MatMul in the main graph"
+[ ! -e "$work/never4.onnx" ] || fail "int4 with nothing to rewrite wrote a file"
+expect_rc 2 "$ortkit" optimize "$work/decoder.onnx" --out "$work/x.onnx" --passes int4 --int4-block 48
+expect_msg "int4-block"
+
+# float16 is for a GPU provider: refused up front with why and what to do, whatever --provider says.
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --passes float16
+expect_msg "float16 is for a GPU provider"
+expect_msg "int8-dynamic or int4"
+expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --passes fuse,fuse+float16 --provider cuda
+expect_msg "float16 is for a GPU provider"
+[ ! -e "$work/x.onnx" ] || fail "a refused float16 run wrote a file"
+# --help lists the passes this build has, and only those.
+expect_rc 0 "$ortkit" optimize --help
+expect_msg "Passes: fuse, int8-dynamic, int8-dynamic-conv, int8-static, int4"
+if grep -q "float16" "$work/out"; then fail "--help names float16, which this build does not make"; fi
 
 # Usage errors, each specific, exit 2.
 expect_rc 2 "$ortkit" optimize "$work/perceptron.onnx" --out "$work/x.onnx" --passes fuse,int9

@@ -1,6 +1,7 @@
 """Small models for tests/e2e/optimize.sh, with random weights: a perceptron whose constant MatMul and Gemm
-weights int8 can quantise (scores over 10 classes), and a convolutional block (Conv, Relu, a residual Add,
-pooling, a classifier Gemm) for the convolution candidates. Written with the onnx package; no framework.
+weights int8 can quantise (scores over 10 classes), a convolutional block (Conv, Relu, a residual Add,
+pooling, a classifier Gemm) for the convolution candidates, and a decoder step (four large MatMul to
+scores over 1,000 tokens, a cache passed through) for int4. Written with the onnx package; no framework.
 
     python optimize_models.py OUT_DIR
 """
@@ -52,11 +53,33 @@ def convolutional(rng):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def decoder(rng):
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h1"]),
+        helper.make_node("Relu", ["h1"], ["r1"]),
+        helper.make_node("MatMul", ["r1", "w2"], ["h2"]),
+        helper.make_node("Relu", ["h2"], ["r2"]),
+        helper.make_node("MatMul", ["r2", "w3"], ["h3"]),
+        helper.make_node("MatMul", ["h3", "head"], ["logits"]),
+        helper.make_node("Concat", ["past_key", "x"], ["present_key"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "decoder",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 256]),
+         helper.make_tensor_value_info("past_key", TensorProto.FLOAT, ["batch", "past", 256])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", 1000]),
+         helper.make_tensor_value_info("present_key", TensorProto.FLOAT, ["batch", "total", 256])],
+        [weight(rng, "w1", 256, 512), weight(rng, "w2", 512, 512), weight(rng, "w3", 512, 256),
+         weight(rng, "head", 256, 1000)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 def main(out):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
-    for name, model in (("perceptron", perceptron(rng)), ("convolutional", convolutional(rng))):
+    for name, model in (("perceptron", perceptron(rng)), ("convolutional", convolutional(rng)),
+                        ("decoder", decoder(rng))):
         onnx.checker.check_model(model)
         onnx.save(model, out / f"{name}.onnx")
 

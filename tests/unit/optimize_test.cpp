@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -114,6 +116,167 @@ TEST(WeightQuantization, Int4BlocksInMatMulNBitsLayout) {
   const Int4Blocks r = QuantizeInt4Blocks(ramp, 16, 1, 16, /*symmetric=*/false);
   EXPECT_EQ(r.packed[0], 0x10);  // 0 in the low nibble, 1 in the high one
   EXPECT_FLOAT_EQ(r.scales[0], 1.0f);
+}
+
+// A MatMul over a [80, 64] weight (a partial last block for every block size but 16) and one over a small
+// weight that stays float. ONNX Runtime's MatMulNBits must compute x times the weight QuantizeInt4Blocks
+// packed, as DequantizeInt4 reads it: the packing proven by the runtime itself.
+onnx::ModelProto Int4Model() {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    proj (float[batch, seq, 80] x) => (float[batch, seq, 64] y, float[batch, seq, 8] small) {
+      y = MatMul(x, w)
+      head = Slice(x, starts, ends, axes)
+      small = MatMul(head, w_small)
+    }
+  )");
+  AddWeight(model, "w", {80, 64}, 21);
+  AddWeight(model, "w_small", {16, 8}, 22);
+  for (const auto& [name, value] : {std::pair<const char*, std::int64_t>{"starts", 0}, {"ends", 16}, {"axes", 2}}) {
+    auto* t = model.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(1);
+    t->add_int64_data(value);
+  }
+  return model;
+}
+
+TEST(Int4Pass, MatMulNBitsInOnnxRuntimeComputesTheDequantizedWeights) {
+  const onnx::ModelProto original = Int4Model();
+  const auto w = GraphRewrite::FloatValues(original.graph().initializer(0)).value();
+  const std::int64_t k = 80, n = 64;
+  for (const std::int64_t block : {16, 32, 64, 128}) {
+    SCOPED_TRACE(block);
+    onnx::ModelProto model = original;
+    OptimizePassContext context;
+    context.int4_block = block;
+    context.int4_accuracy_level = 0;  // float activations: the kernel's arithmetic is the packed weights' own
+    auto result = QuantizeInt4WeightOnly(model, context);
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    EXPECT_EQ(result->rewritten.at("MatMul"), 1);
+    EXPECT_EQ(result->produced.at("MatMulNBits"), 1);
+    ASSERT_EQ(result->left.size(), 1u);
+    EXPECT_NE(result->left[0].find("small weight"), std::string::npos) << result->left[0];
+    EXPECT_TRUE(std::any_of(model.opset_import().begin(), model.opset_import().end(),
+                            [](const auto& o) { return o.domain() == "com.microsoft" && o.version() == 1; }));
+    EXPECT_EQ(model.graph().input_size(), 1);  // the interface is kept
+    EXPECT_EQ(model.graph().output(0).name(), "y");
+    for (const auto& t : model.graph().initializer()) EXPECT_NE(t.name(), "w") << "the float weight is dropped";
+    const auto nbits = std::find_if(model.graph().node().begin(), model.graph().node().end(),
+                                    [](const auto& node) { return node.op_type() == "MatMulNBits"; });
+    ASSERT_NE(nbits, model.graph().node().end());
+    EXPECT_EQ(nbits->domain(), "com.microsoft");
+    EXPECT_EQ(IntAttribute(*nbits, "K", 0), k);
+    EXPECT_EQ(IntAttribute(*nbits, "N", 0), n);
+    EXPECT_EQ(IntAttribute(*nbits, "bits", 0), 4);
+    EXPECT_EQ(IntAttribute(*nbits, "block_size", 0), block);
+    EXPECT_EQ(IntAttribute(*nbits, "accuracy_level", -1), 0);
+
+    const Tensor x = Floats({2, 3, k}, 23);
+    std::vector<NamedTensor> inputs;
+    inputs.push_back({"x", x.Clone()});
+    const auto out = RunModel(model, std::move(inputs));
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out[0].tensor.shape(), (std::vector<std::int64_t>{2, 3, n}));
+    const Int4Blocks q = QuantizeInt4Blocks(w, k, n, block, /*symmetric=*/false);
+    const auto xs = x.values<float>();
+    const auto ys = out[0].tensor.values<float>();
+    double worst_packing = 0, worst_float = 0, bound = 0;
+    for (std::int64_t row = 0; row < 6; ++row) {
+      for (std::int64_t col = 0; col < n; ++col) {
+        double dequantized = 0, exact = 0, reach = 0, step = 0;
+        for (std::int64_t i = 0; i < k; ++i) {
+          const double a = xs[row * k + i];
+          dequantized += a * DequantizeInt4(q, i, col);
+          exact += a * w[i * n + col];
+          step = std::max(step, static_cast<double>(std::abs(q.scales[col * q.blocks_per_column + i / block])));
+          reach += std::abs(a);
+        }
+        const double y = ys[row * n + col];
+        worst_packing = std::max(worst_packing, std::abs(y - dequantized));
+        worst_float = std::max(worst_float, std::abs(y - exact) / (reach * step));
+        bound = std::max(bound, reach * step);
+      }
+    }
+    // The same arithmetic in another order: float rounding only, far below one step of any block.
+    EXPECT_LT(worst_packing, 1e-4 * bound) << "MatMulNBits does not read the blocks as packed";
+    // Against the float weights: each weight within half a step of its block (a zero point rounds too).
+    EXPECT_LE(worst_float, 0.51);
+  }
+  // The default, accuracy_level 4: int8 activations per block inside the kernel, a little further from float.
+  onnx::ModelProto model = original;
+  ASSERT_TRUE(QuantizeInt4WeightOnly(model, OptimizePassContext{}).ok());
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"x", Floats({2, 3, k}, 23)});
+  std::vector<NamedTensor> float_inputs;
+  float_inputs.push_back({"x", inputs[0].tensor.Clone()});
+  const auto expected = RunModel(original, std::move(float_inputs));
+  const auto actual = RunModel(model, std::move(inputs));
+  ASSERT_EQ(actual.size(), 2u);
+  const Agreement a = MeasureAgreement(expected[0].tensor, actual[0].tensor, OutputPurpose::kEmbedding);
+  EXPECT_GT(a.min_cosine, 0.99);
+}
+
+TEST(Int4Pass, NothingToRewriteSaysWhyAndBadBlocksAreRefused) {
+  onnx::ModelProto model = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    tiny (float[batch, 16] x, float[batch, 16] z) => (float[batch, 8] y, float[batch, batch] g) {
+      y = MatMul(x, w)
+      g = MatMul(x, zt)
+      zt = Transpose(z)
+    }
+  )");
+  AddWeight(model, "w", {16, 8}, 31);
+  OptimizePassContext context;
+  auto result = QuantizeInt4WeightOnly(model, context);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_FALSE(result->changed());
+  const std::string left = fmt::format("{}", fmt::join(result->left, "; "));
+  EXPECT_NE(left.find("1 MatMul with a small weight (under 4096 values"), std::string::npos) << left;
+  EXPECT_NE(left.find("1 MatMul without a constant float weight"), std::string::npos) << left;
+  context.int4_block = 48;
+  auto refused = QuantizeInt4WeightOnly(model, context);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("--int4-block 48"), std::string::npos) << refused.error().message;
+}
+
+// int4 is a default candidate for a decoder's many large MatMuls, not for a small perceptron.
+TEST(DefaultCandidates, Int4ForDecodersOnly) {
+  onnx::ModelProto decoder = ParseModelText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    step (float[batch, 1, 64] x, float[batch, past, 64] past_key) => (float[batch, 1, 64] y) {
+      a = MatMul(x, w1)
+      b = MatMul(a, w2)
+      c = MatMul(b, w3)
+      y = MatMul(c, w4)
+    }
+  )");
+  for (const char* name : {"w1", "w2", "w3", "w4"}) AddWeight(decoder, name, {64, 64}, 41);
+  const auto candidates = DefaultCandidates(decoder, "cpu");
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), "int4"), candidates.end());
+  EXPECT_TRUE(LikelyInt4Decoder(decoder.graph()));
+  decoder.mutable_graph()->mutable_input(1)->set_name("memory");  // no cache, no vocabulary: an encoder
+  EXPECT_FALSE(LikelyInt4Decoder(decoder.graph()));
+  const auto perceptron = DefaultCandidates(Perceptron(), "cpu");
+  EXPECT_EQ(std::find(perceptron.begin(), perceptron.end(), "int4"), perceptron.end());
+}
+
+// float16 is for a GPU provider: refused before anything runs, saying why and what to do instead.
+TEST(ValidateCandidates, Float16IsRefusedWithoutAGpu) {
+  const Status refused = ValidateCandidates({"fuse", "fuse+float16"}, "cpu");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidArgument);
+  const std::string& message = refused.error().message;
+  EXPECT_NE(message.find("--passes 'fuse+float16': float16 is for a GPU provider"), std::string::npos) << message;
+  const auto providers = Runtime::AvailableProviders();
+  if (std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") == providers.end()) {
+    EXPECT_NE(message.find("has no CUDA/TensorRT"), std::string::npos) << message;
+  } else {
+    EXPECT_NE(message.find("--provider is cpu"), std::string::npos) << message;
+  }
+  EXPECT_NE(message.find("int8-dynamic or int4"), std::string::npos) << message;
+  EXPECT_TRUE(ValidateCandidates({"int4", "fuse+int4"}, "cpu").ok());
 }
 
 TEST(Int8DynamicPass, RewritesMatMulAndGemmAndStaysClose) {

@@ -132,6 +132,7 @@ std::string RenderText(const BenchFlags& flags, const BenchReport& report, const
   }
   if (report.stopped) out += "\n" + style.Red("stopped early: ") + *report.stopped + "\n";
   if (report.profile) out += RenderProfileText(*report.profile, style);
+  if (!report.next_step.empty()) out += fmt::format("\n  {}{}\n", style.Bold("next: "), report.next_step);
   if (!flags.plot.empty()) out += fmt::format("\nplot written to {}\n", flags.plot.string());
   return out;
 }

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "failure.h"
 #include "ortkit/core/cpus.h"
+#include "ortkit/model/speed_opportunity.h"
 #include "ortkit/tensor/synthesis.h"
 
 namespace ortkit::cli {
@@ -100,6 +101,9 @@ void Profile(OpenedModel& opened, const BenchFlags& flags, const BenchPlan& plan
     exit_code = kExitFindings;
   } else {
     report.profile = std::move(profile).value();
+    std::vector<OpTimeShare> shares;
+    for (const auto& g : report.profile->op_types) shares.push_back({g.name, g.share});
+    report.next_step = NextStepFromProfile(shares, flags.model.string());
   }
 }
 

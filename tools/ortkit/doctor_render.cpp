@@ -171,6 +171,9 @@ std::string RenderDoctorReport(const DoctorReport& report, bool markdown, const 
   WriteChain(w, report);
   for (const auto& p : report.providers) WriteSweep(w, p);
   WriteLatency(w, report);
+  if (!report.next_step.empty())
+    w.Raw(markdown ? fmt::format("\nNext: {}\n", report.next_step)
+                   : fmt::format("\n  {}{}\n", style.Bold("next: "), report.next_step));
   return w.str();
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -37,7 +38,7 @@ struct OptimizeFlags {
 Result<OptimizeOptions> OptionsFrom(const OptimizeFlags& flags) {
   OptimizeOptions options = flags.options;
   options.candidates = flags.passes;
-  ORTKIT_RETURN_IF_ERROR(ValidateCandidates(options.candidates));
+  ORTKIT_RETURN_IF_ERROR(ValidateCandidates(options.candidates, options.provider));
   if (!flags.max_drop.empty()) {
     ORTKIT_ASSIGN_OR_RETURN(options.gate, AccuracyGate::Parse(flags.max_drop));
   }
@@ -76,6 +77,13 @@ int Run(const OptimizeFlags& flags) {
   return report->Failed() ? kExitFindings : kExitOk;
 }
 
+// The passes this build has, from their table, so that --help lists no other.
+std::string PassNames() {
+  std::vector<std::string_view> names;
+  for (const auto& p : OptimizePasses()) names.push_back(p.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 }  // namespace
 
 void RegisterOptimize(CLI::App& app, int& exit_code) {
@@ -83,14 +91,18 @@ void RegisterOptimize(CLI::App& app, int& exit_code) {
   OptimizeOptions& o = flags->options;
   CLI::App* cmd = app.add_subcommand(
       "optimize",
-      "Rewrite a model for speed (fusions, int8, int4, float16), prove each candidate by its numbers, measure it "
+      "Rewrite a model for speed (fusions, int8, int4), prove each candidate by its numbers, measure it "
       "against the original on this machine, and write the fastest one that keeps its accuracy");
   cmd->add_option("model", o.model, "the .onnx file")->required();
   cmd->add_option("--out", o.out, "where to write the optimised model (required unless --dry-run)");
   cmd->add_option("--passes", flags->passes,
-                  "candidates to try, comma-separated; chain passes with '+' (fuse+int8-dynamic). Passes: fuse, "
-                  "int8-dynamic, int8-dynamic-conv, int8-static (default: those that apply to the model)")
+                  fmt::format("candidates to try, comma-separated; chain passes with '+' (fuse+int8-dynamic). "
+                              "Passes: {} (default: those likely to help the model)",
+                              PassNames()))
       ->delimiter(',');
+  cmd->add_option("--int4-block", o.int4_block, "int4: the weights along K that share a scale and zero point")
+      ->check(CLI::IsMember({16, 32, 64, 128}))
+      ->capture_default_str();
   cmd->add_flag("--dry-run", o.dry_run, "prove and measure every candidate; write nothing");
   cmd->add_option("--provider", o.provider, "execution provider the model is optimised for and measured on")
       ->capture_default_str();

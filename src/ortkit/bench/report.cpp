@@ -316,6 +316,7 @@ json BenchReport::ToJson() const {
   if (stopped) out["stopped"] = *stopped;
   out["size_notes"] = size_notes;
   if (profile) out["profile"] = ProfileJson(*profile);
+  if (profile) out["next_step"] = next_step.empty() ? json() : json(next_step);
   return out;
 }
 

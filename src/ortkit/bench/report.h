@@ -70,6 +70,9 @@ struct BenchReport {
   std::vector<std::string> size_notes;  ///< sizes found by running the model, for people
   /// With --profile. From a saved report, `nodes` holds the 20 top nodes only.
   std::optional<ProfileReport> profile;
+  /// With --profile: the `ortkit optimize` command when float products take most of the time
+  /// (NextStepFromProfile); else empty.
+  std::string next_step;
 
   /// The JSON that `bench --format json` prints: samples thinned to kSavedSamples per point.
   nlohmann::json ToJson() const;

@@ -139,8 +139,8 @@ constexpr std::array kCodes = std::to_array<CodeInfo>({
    "Every candidate was refused by its proof, or measured no faster than the original on this machine, with these threads and inputs: ONNX Runtime may already apply the fusions when it loads the model, integer kernels are slower than float on some CPUs and operators (convolutions, CPUs without VNNI), and a small model's run is dominated by overhead a rewrite does not remove.",
    "Use the original; measure at the batch size and threads you deploy with (--dim batch=8, --threads), or on the machine you deploy to, where the outcome may differ."},
   {"optimize.nothing-to-rewrite", I, "No candidate changes this model",
-   "None of the passes tried finds what it rewrites (constant MatMul/Gemm/Conv weights to quantise, patterns to fuse), or they are refused for this model (already quantised).",
-   "Nothing to do; `ortkit bench --profile` shows where the time goes."},
+   "None of the passes tried finds what it rewrites (constant MatMul/Gemm/Conv weights to quantise; for int4, a MatMul whose weight is a constant float [K, N] initializer of 4,096 values or more; patterns to fuse), or they are refused for this model (already quantised). The message says, per candidate, what each pass left and why.",
+   "Nothing to do; `ortkit bench --profile` shows where the time goes. For int4, a model whose products read weights computed at run time or stored as another type needs those weights as float initializers first."},
 
   // ---- ONNX checker
   {"checker.failed", E, "The ONNX checker rejects the model",

@@ -13,9 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "ortkit/bench/runner.h"
+#include "ortkit/core/cpu_features.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/env/environment.h"
 #include "ortkit/model/model_file.h"
+#include "ortkit/model/speed_opportunity.h"
 #include "ortkit/runtime/run.h"
 #include "ortkit/validate/validate.h"
 
@@ -570,6 +572,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
   DoctorReport report;
   report.model_path = layout.model.string();
   report.reference_path = layout.reference.string();
+  std::optional<WeightShare> weights;  // where the float weights are: the next step's fact
   report.reference_from_export = layout.reference_from_export;
   // A provider missing from this ONNX Runtime build is known before anything runs.
   for (const auto& name : options.providers) {
@@ -617,6 +620,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
     ModelLoad load;
     if (!LayerFailed(*report.check, "file")) load = LoadModelFile(layout.model);
     if (load.model != nullptr) {
+      weights = ShareWeights(*load.model->proto);
       for (const auto& name : options.providers) {
         ProviderReport provider;
         provider.provider = name;
@@ -646,6 +650,10 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
   SortBySeverity(diagnoses);
   report.verdict = VerdictOf(diagnoses);
   report.diagnoses = std::move(diagnoses);
+  const bool measured =
+      std::any_of(report.providers.begin(), report.providers.end(), [](const auto& p) { return p.latency; });
+  if (weights && measured && report.verdict == DoctorVerdict::kHealthy)
+    report.next_step = NextStepFromWeights(*weights, report.model_path, DetectCpuFeatures());
   SetUnusableReference(options, report);
   return report;
 }
@@ -655,7 +663,8 @@ nlohmann::json DoctorReport::ToJson() const {
                          {"reference", reference_path.empty() ? nlohmann::json() : nlohmann::json(reference_path)},
                          {"reference_from_export", reference_from_export},
                          {"verdict", ToString(verdict)},
-                         {"diagnoses", diagnoses}};
+                         {"diagnoses", diagnoses},
+                         {"next_step", next_step.empty() ? nlohmann::json() : nlohmann::json(next_step)}};
   if (export_record) json["export"] = *export_record;
   if (check) json["check"] = *check;
   nlohmann::json providers_json = nlohmann::json::array();

@@ -90,6 +90,9 @@ struct DoctorReport {
   /// `diagnoses` then say why (runtime.provider-unavailable and what the environment says, env.*), and
   /// `verdict` means nothing. Empty when every provider could be tried.
   std::string unavailable_provider;
+  /// For a healthy model whose latency was measured and whose float MatMul/Gemm or Conv weights are worth
+  /// quantising: the `ortkit optimize` command and the fact behind it (NextStepFromWeights); else empty.
+  std::string next_step;
 
   nlohmann::json ToJson() const;
 };

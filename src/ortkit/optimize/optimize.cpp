@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "ortkit/core/scratch_folder.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/model/external_data.h"
+#include "ortkit/model/graph_walk.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/model/output_purpose.h"
 #include "ortkit/model/quantization.h"
@@ -260,6 +262,34 @@ Result<CalibrationSamples> ListCalibration(const OptimizeOptions& options, const
   return samples;
 }
 
+// float16 is for a GPU provider, which this ortkit does not convert for: the refusal says why here and what to do.
+Status Float16Refusal(const std::string& candidate, std::string_view provider) {
+  const ProviderInfo* info = FindProvider(provider);
+  const bool gpu = provider == "cuda" || provider == "tensorrt";
+  const bool available = info != nullptr && [&] {
+    const auto providers = Runtime::AvailableProviders();
+    return std::find(providers.begin(), providers.end(), info->ort_name) != providers.end();
+  }();
+  if (!gpu || !available) {
+    const auto providers = Runtime::AvailableProviders();
+    const bool has_gpu = std::any_of(providers.begin(), providers.end(), [](const std::string& p) {
+      return p == "CUDAExecutionProvider" || p == "TensorrtExecutionProvider";
+    });
+    return MakeError(
+        ErrorKind::kInvalidArgument,
+        fmt::format("--passes '{}': float16 is for a GPU provider: {}; on this machine try int8-dynamic or int4 "
+                    "(--passes int8-dynamic,int4), or optimise on a machine whose ONNX Runtime has CUDA, with "
+                    "--provider cuda",
+                    candidate,
+                    !has_gpu ? fmt::format("this ONNX Runtime build ({}) has no CUDA/TensorRT", Runtime::Version())
+                             : fmt::format("--provider is {}", provider)));
+  }
+  return MakeError(ErrorKind::kInvalidArgument,
+                   fmt::format("--passes '{}': this ortkit does not convert to float16 yet; for --provider {} it "
+                               "tries fuse (ONNX Runtime's fusions for the GPU)",
+                               candidate, provider));
+}
+
 struct LoadedOriginal {
   ModelLoad load;
   bool external = false;
@@ -287,12 +317,13 @@ Result<LoadedOriginal> LoadOriginal(const OptimizeOptions& options, OptimizeRepo
 
 }  // namespace
 
-Status ValidateCandidates(const std::vector<std::string>& candidates) {
+Status ValidateCandidates(const std::vector<std::string>& candidates, std::string_view provider) {
   std::vector<std::string_view> names;
   for (const auto& p : OptimizePasses()) names.push_back(p.name);
   for (const auto& candidate : candidates) {
     for (const auto& pass : SplitChain(candidate)) {
       if (FindOptimizePass(pass) != nullptr) continue;
+      if (pass == "float16") return Float16Refusal(candidate, provider);
       return MakeError(ErrorKind::kInvalidArgument,
                        fmt::format("--passes '{}': no pass '{}'; the passes are {} (chain them with '+', e.g. "
                                    "fuse+int8-dynamic)",
@@ -300,6 +331,33 @@ Status ValidateCandidates(const std::vector<std::string>& candidates) {
     }
   }
   return OkStatus();
+}
+
+bool LikelyInt4Decoder(const onnx::GraphProto& graph) {
+  std::map<std::string, const onnx::TensorProto*> weights;
+  std::int64_t float_values = 0;
+  for (const auto& t : graph.initializer()) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) continue;
+    float_values += std::max<long long>(ElementCount(t), 0);
+    if (t.dims_size() == 2) weights[t.name()] = &t;
+  }
+  std::set<std::string> products;
+  bool vocabulary = false;
+  for (const auto& n : graph.node()) {
+    if (n.op_type() != "MatMul" || n.input_size() != 2) continue;
+    const auto it = weights.find(n.input(1));
+    if (it == weights.end()) continue;
+    const onnx::TensorProto& w = *it->second;
+    if (ElementCount(w) < kInt4MinWeights || w.dims(0) < 16 || w.dims(1) < 1) continue;
+    products.insert(w.name());
+    vocabulary = vocabulary || w.dims(1) >= 8192;
+  }
+  std::int64_t product_values = 0;
+  for (const auto& name : products) product_values += ElementCount(*weights[name]);
+  const bool cache = std::any_of(graph.input().begin(), graph.input().end(), [](const onnx::ValueInfoProto& v) {
+    return v.name().find("past") != std::string::npos || v.name().find("cache") != std::string::npos;
+  });
+  return products.size() >= 4 && 2 * product_values >= float_values && (cache || vocabulary);
 }
 
 std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider,
@@ -310,6 +368,7 @@ std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const 
   const bool convolutions = HasConstantWeight(model.graph(), {"Conv"}, 3);
   if (products) candidates.push_back("int8-dynamic");
   if (convolutions) candidates.push_back("int8-dynamic-conv");
+  if (LikelyInt4Decoder(model.graph())) candidates.push_back("int4");
   if (calibrated && (products || convolutions)) candidates.push_back("int8-static");
   return candidates;
 }
@@ -357,6 +416,7 @@ Result<ProofBaseline> RewriteAll(Runtime& runtime, const OptimizeOptions& option
   context.cpu = DetectCpuFeatures();
   context.provider = options.provider;
   context.scratch = scratch;
+  context.int4_block = options.int4_block;
   context.unchanged_source = options.model;
   for (auto& candidate : report.candidates) {
     if (candidate.state == State::kNotApplicable && !candidate.reason.empty()) continue;
@@ -375,8 +435,8 @@ void Conclude(const OptimizeOptions& options, OptimizeReport& report) {
 
 Result<OptimizeReport> OptimizeModelFile(Runtime& runtime, const OptimizeOptions& options) {
   const auto begin = Clock::now();
+  ORTKIT_RETURN_IF_ERROR(ValidateCandidates(options.candidates, options.provider));
   ORTKIT_RETURN_IF_ERROR(CheckProviderAvailable(options.provider));
-  ORTKIT_RETURN_IF_ERROR(ValidateCandidates(options.candidates));
   if (!options.dry_run && options.out.empty())
     return MakeError(ErrorKind::kInvalidArgument, "--out FILE is required (or --dry-run)");
   OptimizeReport report;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,6 +38,7 @@ struct OptimizeOptions {
   /// Samples for static quantisation (CalibrationSamples::List); the int8-static candidate needs them.
   std::vector<std::filesystem::path> calibration;
   CalibrationOptions calibration_options;
+  std::int64_t int4_block = 32;  ///< the int4 candidate's values along K per scale (16, 32, 64, 128)
   AccuracyGate gate;
   SideBySideOptions measure;
   double min_change = 0.03;  ///< a candidate must be at least this much faster, beyond the noise band
@@ -97,12 +99,20 @@ struct OptimizeReport {
 void to_json(nlohmann::json& json, const OptimizeReport& report);
 
 /// Checks candidate names: each pass of each chain must exist; kInvalidArgument names the entry and lists
-/// the passes.
-Status ValidateCandidates(const std::vector<std::string>& candidates);
+/// the passes. float16, the GPU pass this ortkit does not make, is refused with why and what to do
+/// instead: for `provider` "cpu" (or a build of ONNX Runtime without CUDA or TensorRT) because it is for a
+/// GPU provider.
+Status ValidateCandidates(const std::vector<std::string>& candidates, std::string_view provider = "cpu");
+
+/// Whether int4 is likely to help `graph`: at least 4 MatMul with a constant float weight the int4 pass
+/// takes, holding most of the float weights, in a decoder (an input that carries a cache, "past" or
+/// "cache" in its name, or a product over a vocabulary, N of 8,192 or more). Weight-only 4 bits pays
+/// where reading the weights is the time: a decoder's token-by-token steps.
+bool LikelyInt4Decoder(const onnx::GraphProto& graph);
 
 /// The candidates tried when none are named: fuse; int8-dynamic where MatMul or Gemm have constant weights;
-/// int8-dynamic-conv where there are convolutions; int8-static when calibration samples are given; none that
-/// quantise a model already quantised.
+/// int8-dynamic-conv where there are convolutions; int4 where LikelyInt4Decoder; int8-static when
+/// calibration samples are given; none that quantise a model already quantised.
 std::vector<std::string> DefaultCandidates(const onnx::ModelProto& model, const std::string& provider,
                                            bool calibrated = false);
 

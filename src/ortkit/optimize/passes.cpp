@@ -6,7 +6,7 @@
 namespace ortkit {
 namespace {
 
-const std::array<OptimizePass, 4> kPasses = {{
+const std::array<OptimizePass, 5> kPasses = {{
     {"fuse",
      "ONNX Runtime's graph fusions for the provider (extended level: Attention, SkipLayerNormalization, Gelu, "
      "MatMul+Scale, Conv+activation, ...) saved offline, never the layout level; the fused operators are counted",
@@ -23,6 +23,10 @@ const std::array<OptimizePass, 4> kPasses = {{
      "int8 per channel, biases int32, around Conv, MatMul, Gemm, Add and the pools, after ONNX Runtime's basic level; "
      "a Relu after a quantised operator is folded into its zero point",
      true, false, true, &QuantizeInt8Static},
+    {"int4",
+     "weight-only 4-bit blocks (com.microsoft MatMulNBits, --int4-block values along K per scale and zero point) for "
+     "MatMul with a constant float [K, N] weight of 4,096 values or more; activations stay float",
+     false, false, false, &QuantizeInt4WeightOnly},
 }};
 
 }  // namespace
