@@ -243,6 +243,35 @@ TEST_F(ServeCore, ValidationErrorsNameTheInput) {
   EXPECT_EQ(r->outputs[0].name, "pooled");
 }
 
+// Two inputs whose rows the converter named apart: the model runs only when they are equal, and a request
+// that sizes them apart is refused by the core with that reason, before the runtime sees it.
+TEST_F(ServeCore, AxesThatMustBeEqualUnderTwoNamesAreCheckedUpFront) {
+  constexpr const char* kTwoNames = R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (float[unk__330, 21] a, float[unk__331, 21] b) => (float[unk__332, 42] y) {
+      y = Concat<axis = 1>(a, b)
+    }
+  )";
+  auto core = Start(kTwoNames, ModelConfig{});
+  auto request = [](std::int64_t rows_a, std::int64_t rows_b) {
+    InferRequest r;
+    r.model_name = "m";
+    r.inputs.push_back({"a", Tensor::Zeros(DataType::kFloat32, {rows_a, 21}).value()});
+    r.inputs.push_back({"b", Tensor::Zeros(DataType::kFloat32, {rows_b, 21}).value()});
+    return r;
+  };
+  auto apart = core->Infer(request(3, 4)).get();
+  ASSERT_FALSE(apart.ok());
+  EXPECT_EQ(apart.error().kind, ErrorKind::kInvalidArgument);
+  EXPECT_NE(apart.error().message.find("input 'a' axis 0 is 3 but input 'b' axis 0 is 4: the model runs only when "
+                                       "they are equal"),
+            std::string::npos)
+      << apart.error().message;
+  auto equal = core->Infer(request(3, 3)).get();
+  ASSERT_TRUE(equal.ok()) << equal.error().message;
+  EXPECT_EQ(equal->outputs[0].tensor.shape(), (std::vector<std::int64_t>{3, 42}));
+}
+
 // The advice named run's and bench's flags (--dim, --shape, --input), which serve does not have.
 TEST_F(ServeCore, AWarmUpTooLargeNamesTheConfigurationsWarmupDims) {
   ModelConfig config;

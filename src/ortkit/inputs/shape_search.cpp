@@ -340,8 +340,12 @@ std::map<std::string, std::int64_t> TypicalSizes(const std::vector<TensorSpec>& 
   return typical;
 }
 
-ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
-                         const InputPlan& base, const onnx::ModelProto* model) {
+namespace {
+
+// SearchShapes up to its size limits: the sizes grown until the model runs, and the axes tied. `ran_at_once`:
+// nothing had to grow.
+ShapeSearch GrowAndTie(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
+                       const InputPlan& base, const onnx::ModelProto* model, bool& ran_at_once) {
   ShapeSearch search;
   search.specs = NameUnnamedAxes(std::move(specs));
   search.base = base;
@@ -356,7 +360,7 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
     if (search.grown.empty() || !RunFailure(session, search.specs, hints, search.Plan())) break;
   }
   if (!search.grown.empty() && RunFailure(session, search.specs, hints, search.Plan())) search.grown.clear();
-  const bool ran_at_once = !RunFailure(session, search.specs, hints, search.Plan());
+  ran_at_once = !RunFailure(session, search.specs, hints, search.Plan());
   if (ran_at_once) {
     search.runs = true;
   } else {
@@ -371,13 +375,28 @@ ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const 
   }
   // Ties first: a limit found by moving one of two axes that must be equal would be ortkit's, not the model's.
   TieEqualAxes(session, search, hints);
-  if (ran_at_once) return search;  // nothing was grown: no limit to find
+  return search;
+}
+
+}  // namespace
+
+ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
+                         const InputPlan& base, const onnx::ModelProto* model) {
+  bool ran_at_once = false;
+  ShapeSearch search = GrowAndTie(session, std::move(specs), hints, base, model, ran_at_once);
+  if (!search.runs || ran_at_once) return search;  // nothing was grown: no limit to find
   for (const auto& [dim, size] : search.grown) {
     auto finding = FindSizeBoundary(session, search.specs, hints, search.Plan(), dim, size,
                                     SizeIn(base, search.specs, dim), search.StepOf(dim));
     if (finding) search.findings.push_back(std::move(*finding));
   }
   return search;
+}
+
+std::vector<std::vector<std::string>> FindTiedAxes(Session& session, const std::vector<TensorSpec>& specs,
+                                                   const std::map<std::string, ValueHint>& hints) {
+  bool ran_at_once = false;
+  return GrowAndTie(session, specs, hints, InputPlan{}, nullptr, ran_at_once).tied;
 }
 
 }  // namespace ortkit

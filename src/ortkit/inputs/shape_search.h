@@ -61,6 +61,12 @@ struct ShapeSearch {
 ShapeSearch SearchShapes(Session& session, std::vector<TensorSpec> specs, const std::map<std::string, ValueHint>& hints,
                          const InputPlan& base, const onnx::ModelProto* model = nullptr);
 
+/// The axes of `specs` that run only at equal sizes (ShapeSearch::tied, by name; unnamed axes named as
+/// NameUnnamedAxes names them), found as SearchShapes finds them but without its size limits: a few runs at
+/// the typical sizes. Empty when the model runs at no size the search tries.
+std::vector<std::vector<std::string>> FindTiedAxes(Session& session, const std::vector<TensorSpec>& specs,
+                                                   const std::map<std::string, ValueHint>& hints);
+
 /// Sizes typical of what an input holds, for its dynamic dimensions (named as NameUnnamedAxes names
 /// them): an image (rank 4 with 1, 3 or 4 channels first or last) is 224 x 224, or the size the
 /// exporter recorded in the model's metadata (ultralytics' `imgsz`); token ids that index a table are

@@ -4,11 +4,13 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "ortkit/core/units.h"
+#include "ortkit/inputs/shape_search.h"
 #include "ortkit/model/model_file.h"
 #include "ortkit/runtime/repeated_run.h"
 #include "ortkit/serve/request_values.h"
@@ -330,6 +332,7 @@ Status ServedModel::Load(Runtime& runtime, int intra_op_threads, std::vector<std
   const std::map<std::string, ValueHint> hints = InputHints(source_.path);
   ORTKIT_RETURN_IF_ERROR(DecideBatching(hints, notes));
   ORTKIT_RETURN_IF_ERROR(DecideBucketing(hints, notes));
+  FindTies(hints, notes);
   ORTKIT_RETURN_IF_ERROR(WarmUp(hints));
   StartWorkers();
   ready_ = true;
@@ -408,6 +411,36 @@ Status ServedModel::DecideBucketing(const std::map<std::string, ValueHint>& hint
   config.bucketing.mask_input = bucket_plan_.mask_input;
   bucketing_ = true;
   return OkStatus();
+}
+
+// Axes that must be equal though their names differ (tf2onnx names each input's batch apart): a request
+// that sizes them apart is refused up front with the reason, not by the runtime's message from inside the graph.
+// Only models with two dynamic axes of different names can have any; a few runs at typical sizes.
+void ServedModel::FindTies(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes) {
+  const std::vector<TensorSpec> named = NameUnnamedAxes(inputs_);
+  std::set<std::string> symbols;
+  for (const auto& spec : named) {
+    for (const auto& d : spec.dims) {
+      if (!d.fixed()) symbols.insert(d.symbol);
+    }
+  }
+  if (symbols.size() < 2) return;
+  for (const auto& group : FindTiedAxes(*instances_.front(), inputs_, hints)) {
+    auto& uses = tied_uses_.emplace_back();
+    std::vector<std::string> described;
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      for (std::size_t d = 0; d < named[i].dims.size(); ++d) {
+        if (named[i].dims[d].fixed() || std::find(group.begin(), group.end(), named[i].dims[d].symbol) == group.end())
+          continue;
+        uses.push_back({i, d});
+        described.push_back(fmt::format("input '{}' axis {}", inputs_[i].name, d));
+      }
+    }
+    notes->push_back(
+        fmt::format("model '{}': {} must be equal (it runs only at equal sizes): requests that size "
+                    "them apart are refused",
+                    source_.name, fmt::join(described, " and ")));
+  }
 }
 
 // Every instance on every configured shape, so that first requests do not pay for allocations and
@@ -489,6 +522,19 @@ Status ServedModel::CheckSymbolSizes(const PendingRequest& p) const {
         return Invalid(fmt::format("dimension '{}' is {} in input '{}' but {} in input '{}'",
                                    inputs_[first.input].dims[first.axis].symbol, size, inputs_[first.input].name, other,
                                    inputs_[use.input].name));
+      }
+    }
+  }
+  for (const auto& uses : tied_uses_) {
+    const DimUse& first = uses.front();
+    const std::int64_t size = p.inputs[first.input]->shape()[first.axis];
+    for (const DimUse& use : uses) {
+      const std::int64_t other = p.inputs[use.input]->shape()[use.axis];
+      if (other != size) {
+        return Invalid(
+            fmt::format("input '{}' axis {} is {} but input '{}' axis {} is {}: the model runs only when "
+                        "they are equal",
+                        inputs_[first.input].name, first.axis, size, inputs_[use.input].name, use.axis, other));
       }
     }
   }

@@ -62,6 +62,7 @@ class ServedModel {
   Status DescribeTensors();  // inputs_, outputs_, their names, symbol_uses_ and metadata_
   Status DecideBatching(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes);
   Status DecideBucketing(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes);
+  void FindTies(const std::map<std::string, ValueHint>& hints, std::vector<std::string>* notes);  // tied_uses_
   Status WarmUp(const std::map<std::string, ValueHint>& hints);
   void StartWorkers();
 
@@ -111,6 +112,8 @@ class ServedModel {
     std::size_t input, axis;
   };
   std::vector<std::vector<DimUse>> symbol_uses_;  // per symbolic dimension, where the inputs use it
+  // Axes of different names (or none) that the model runs only at equal sizes, found by running at load.
+  std::vector<std::vector<DimUse>> tied_uses_;
   // An output dimension as the inputs imply it: fixed, equal to the symbolic dimension `symbol`
   // (an index in symbol_uses_), or neither (-1 both: known only once the model has run).
   struct OutputDim {
