@@ -2,6 +2,7 @@
 // --compare BASE.json NEW.json and --tune --latency-budget. The choice of mode is here; the flags are
 // registered in bench_flags.cpp and checked in bench_plan.cpp, and the modes are bench_sweep_command.cpp,
 // bench_compare_command.cpp and bench_tune_command.cpp.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,11 +46,11 @@ Status WriteTextFile(const std::filesystem::path& path, const std::string& text)
 void ProgressBar::Show(const std::string& what, double fraction) {
   if (!enabled_) return;
   const int width = 30;
-  const int filled = static_cast<int>(fraction * width + 0.5);
+  const int filled = static_cast<int>(std::lround(fraction * width));
   // The bar is ortkit's own escapes on a terminal (enabled_): only `what`, a shape's sizes, is escaped.
   const std::string bar =
       fmt::format("\r  [{}{}] {:3d}%  {}\033[K", std::string(filled, '#'), std::string(width - filled, '.'),
-                  static_cast<int>(fraction * 100 + 0.5), EscapeForTerminal(what));
+                  std::lround(fraction * 100), EscapeForTerminal(what));
   std::fwrite(bar.data(), 1, bar.size(), stderr);
   std::fflush(stderr);
   shown_ = true;

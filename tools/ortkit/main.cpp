@@ -57,9 +57,7 @@ std::string CommandOf(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"ortkit: check, validate, benchmark and serve ONNX models on ONNX Runtime", "ortkit"};
   app.set_version_flag("--version", std::string("ortkit ") + ORTKIT_VERSION);
   app.require_subcommand(1);
@@ -108,4 +106,14 @@ int main(int argc, char** argv) {
         ortkit::MakeError(ortkit::ErrorKind::kInternal, std::string("internal error: ") + e.what()), format);
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (...) {  // registering the commands, or reporting a failure, threw (out of memory): exit 3, silently
+    return ortkit::cli::kExitInternal;
+  }
 }

@@ -120,9 +120,10 @@ void RegisterValidateFlags(CLI::App* cmd, ValidateFlags& flags) {
          "or auto; without --reference the sweep runs in auto mode")
       ->expected(1, -1);
   cmd->add_flag("--no-batch-check", flags.no_batch_check, "skip the batch-consistency check of the sweep");
-  cmd->add_option("--sweep-memory", flags.sweep_memory,
-                  "the most memory any run of the sweep may reach, e.g. 8GiB (default: three quarters of what this process may "
-                  "use); larger runs are predicted from the measured ones and not started");
+  cmd->add_option(
+      "--sweep-memory", flags.sweep_memory,
+      "the most memory any run of the sweep may reach, e.g. 8GiB (default: three quarters of what this process may "
+      "use); larger runs are predicted from the measured ones and not started");
   cmd->add_option("--target-ort", flags.target_ort,
                   "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
       ->check(TargetOrtValidator());

@@ -285,7 +285,7 @@ class NeutralAttributes final : public vc::TypeRestriction {
     const char* attribute;
     std::optional<std::int64_t> value;  ///< empty: any value is dropped
   };
-  NeutralAttributes(const char* op, int from, std::vector<Neutral> neutral, std::vector<DataType> unallowed = {})
+  NeutralAttributes(const char* op, int from, std::vector<Neutral> neutral, const std::vector<DataType>& unallowed = {})
       : TypeRestriction(op, OpSetID(from), OpSetID(from - 1), unallowed), neutral_(std::move(neutral)) {}
 
   Node* adapt(std::shared_ptr<Graph> graph, Node* node) const override {

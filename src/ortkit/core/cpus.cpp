@@ -43,7 +43,7 @@ std::optional<double> ReadCfsQuota(const fs::path& dir) {
 }  // namespace
 
 std::string CpuBudget::Describe() const {
-  const std::string count = fmt::format("{} core{}", cores, cores == 1 ? "" : "s");
+  std::string count = fmt::format("{} core{}", cores, cores == 1 ? "" : "s");
   if (!limit || *limit >= affinity) return count;
   return fmt::format("{} (the cgroup's CPU limit of {:g} CPUs; {} in the affinity mask)", count, *limit, affinity);
 }

@@ -99,10 +99,13 @@ inline Status OkStatus() { return Status(); }
     if (!ortkit_status_.ok()) return ortkit_status_.error(); \
   } while (false)
 
-/// `ORTKIT_ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the error.
+/// `ORTKIT_ASSIGN_OR_RETURN(auto x, MakeX());` binds the value or returns the error. `lhs` is a declaration
+/// and `tmp` a name: neither can be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ORTKIT_ASSIGN_OR_RETURN(lhs, expr) \
   ORTKIT_ASSIGN_OR_RETURN_IMPL(ORTKIT_CONCAT(ortkit_result_, __LINE__), lhs, expr)
 #define ORTKIT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
   if (!tmp.ok()) return tmp.error();                 \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -19,7 +19,7 @@ namespace {
 constexpr std::int64_t kRows = 2;
 constexpr std::int64_t kWidth = 8;
 
-void AddFloatTensor(onnx::GraphProto& graph, const std::string& name, std::vector<std::int64_t> shape) {
+void AddFloatTensor(onnx::GraphProto& graph, const std::string& name, const std::vector<std::int64_t>& shape) {
   auto* tensor = graph.add_initializer();
   tensor->set_name(name);
   tensor->set_data_type(onnx::TensorProto::FLOAT);

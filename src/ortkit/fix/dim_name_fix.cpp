@@ -57,7 +57,7 @@ void Rename(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values, Na
     const std::string after = lint::ShapeText(*shape);
     if (after == before || result == nullptr) continue;
     result->changes.push_back({inferred ? "shape.output-dim-unrelated" : "shape.dim-name-inconsistent",
-                               fmt::format("{} '{}'", kind, value.name()), before + " -> " + after});
+                               fmt::format("{} '{}'", kind, value.name()), fmt::format("{} -> {}", before, after)});
   }
 }
 

@@ -251,8 +251,9 @@ std::optional<SizeFinding> FindSizeBoundary(Session& session, const std::vector<
   auto fails = [&](std::int64_t k) {
     probe.dims[dim] = size_of(k);
     auto failed = RunFailure(session, specs, hints, probe);
-    if (failed) error = std::move(failed);
-    return failed.has_value();
+    if (!failed) return false;
+    error = std::move(failed);
+    return true;
   };
   std::int64_t good = passing / step;
   std::int64_t bad = failing_k;

@@ -80,7 +80,7 @@ std::string GraphRewrite::AddInitializer(const std::string& stem, onnx::TensorPr
 }
 
 std::string GraphRewrite::AddFloats(const std::string& stem, std::span<const float> values,
-                                    std::vector<std::int64_t> dims) {
+                                    const std::vector<std::int64_t>& dims) {
   onnx::TensorProto t;
   t.set_data_type(onnx::TensorProto::FLOAT);
   for (auto d : dims) t.add_dims(d);
@@ -138,7 +138,7 @@ std::int64_t GraphRewrite::Commit(std::vector<onnx::NodeProto> nodes) {
   google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
   for (auto& t : *graph_.mutable_initializer()) {
     if (Readers(t.name()) == 0 && graph_inputs_.count(t.name()) == 0) {
-      removed += static_cast<std::int64_t>(t.raw_data().size()) + t.float_data_size() * 4;
+      removed += static_cast<std::int64_t>(t.raw_data().size()) + std::int64_t{t.float_data_size()} * 4;
       continue;
     }
     *kept.Add() = std::move(t);

@@ -38,7 +38,7 @@ class GraphRewrite {
 
   /// Adds an initializer named NewName(stem) and returns its name.
   std::string AddInitializer(const std::string& stem, onnx::TensorProto tensor);
-  std::string AddFloats(const std::string& stem, std::span<const float> values, std::vector<std::int64_t> dims);
+  std::string AddFloats(const std::string& stem, std::span<const float> values, const std::vector<std::int64_t>& dims);
   std::string AddScalar(const std::string& stem, onnx::TensorProto::DataType type, double value);
 
   /// A node with fresh output names derived from `stem` where `outputs` leaves them empty.

@@ -180,7 +180,8 @@ StepResult RunStep(const LoadOptions& options, const ClientFactory& factory, con
   Schedule schedule(open_loop ? rate : 1, options.warmup_s + options.duration_s + 0.5, options.poisson, step_seed);
   int threads = event_loops ? std::min(concurrency, UsableCpus().cores) : concurrency;
   if (open_loop) {
-    threads = static_cast<int>(std::clamp(std::ceil(schedule.Expected()), 1.0, double{options.max_outstanding}));
+    threads =
+        static_cast<int>(std::clamp(std::ceil(schedule.Expected()), 1.0, static_cast<double>(options.max_outstanding)));
   }
   std::vector<ThreadLog> logs(static_cast<std::size_t>(threads));
   std::atomic<bool> stop{false};

@@ -442,7 +442,7 @@ std::uint8_t FloatToSmallFloat(DataType type, float value) {
   const std::uint32_t sign = 1u << (f.exponent_bits + f.mantissa_bits);
   if (std::isnan(value)) {
     switch (f.nan) {
-      case SmallFloatFormat::Nan::kIeee: return static_cast<std::uint8_t>(sign - 1);  // exponent and mantissa all ones
+      case SmallFloatFormat::Nan::kIeee:  // exponent and mantissa all ones
       case SmallFloatFormat::Nan::kAllOnes: return static_cast<std::uint8_t>(sign - 1);
       case SmallFloatFormat::Nan::kNegativeZero: return static_cast<std::uint8_t>(sign);
       case SmallFloatFormat::Nan::kNone: return 0;

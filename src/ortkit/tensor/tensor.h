@@ -82,7 +82,7 @@ class Tensor {
   static Result<Tensor> Zeros(DataType type, std::vector<std::int64_t> shape);
   /// Copies `values` into a new tensor of matching element type.
   template <typename T>
-  static Result<Tensor> FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values);
+  static Result<Tensor> FromVector(const std::vector<std::int64_t>& shape, const std::vector<T>& values);
   static Result<Tensor> FromStrings(std::vector<std::int64_t> shape, std::vector<std::string> values);
   /// A tensor over bytes it does not own: `data` (an aliasing shared_ptr) keeps their owner alive,
   /// e.g. a runtime's output answered without a copy. `data` must hold the shape's elements of
@@ -207,8 +207,8 @@ constexpr DataType DataTypeOf<bool>() {
 }
 
 template <typename T>
-Result<Tensor> Tensor::FromVector(std::vector<std::int64_t> shape, const std::vector<T>& values) {
-  ORTKIT_ASSIGN_OR_RETURN(Tensor t, Allocate(DataTypeOf<T>(), std::move(shape)));
+Result<Tensor> Tensor::FromVector(const std::vector<std::int64_t>& shape, const std::vector<T>& values) {
+  ORTKIT_ASSIGN_OR_RETURN(Tensor t, Allocate(DataTypeOf<T>(), shape));
   if (static_cast<std::int64_t>(values.size()) != t.element_count()) {
     return MakeError(ErrorKind::kInvalidArgument,
                      "FromVector: " + std::to_string(values.size()) + " values for shape " + ShapeToString(t.shape()));

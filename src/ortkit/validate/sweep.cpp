@@ -29,7 +29,7 @@ constexpr std::size_t kMostSweepValues = 64;
 
 bool IsBatchLike(const std::string& symbol) {
   if (const int axis = UnnamedAxisOf(symbol); axis >= 0) return axis == 0;
-  return DefaultDimSize(symbol, 1) == 1 && symbol != "";
+  return DefaultDimSize(symbol, 1) == 1 && !symbol.empty();
 }
 
 std::vector<std::string> SymbolsInOrder(const std::vector<TensorSpec>& inputs) {

@@ -98,7 +98,7 @@ std::uint64_t JsonValueWidth(DataType type) {
     case DataType::kInt16: return 7;
     case DataType::kUInt32: return 11;
     case DataType::kInt32: return 12;
-    case DataType::kUInt64: return 21;
+    case DataType::kUInt64:
     case DataType::kInt64: return 21;
     default: return 25;  // floating point, as a double: "-2.2250738585072014e-308,"
   }

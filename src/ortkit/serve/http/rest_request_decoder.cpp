@@ -345,7 +345,7 @@ class OpenFrames {
   std::size_t size_ = 0;
 };
 
-struct KeyOf {
+struct KeyOf {  // NOLINT(clang-analyzer-optin.performance.Padding): a constexpr table, written in the order read
   Frame frame;
   std::string_view key;
   Slot slot;
@@ -462,7 +462,7 @@ class RequestReader : public ValueHandler<RequestReader> {
     error_ = std::move(error);
     return false;
   }
-  bool Keep(Status status) { return status.ok() || Fail(std::move(status).error()); }
+  bool Keep(const Status& status) { return status.ok() || Fail(status.error()); }
   bool OnRequestValue(Slot slot, const Value& v);
   bool OnInputValue(Slot slot, const Value& v);
   bool OnOutputValue(Slot slot, const Value& v);
@@ -537,7 +537,7 @@ bool RequestReader::OnScalar(const Value& v) {
   if (skipping_ > 0) return true;
   const Slot slot = NextSlot();
   switch (slot) {
-    case Slot::kRoot: return true;  // not an object: said once the parse is over (it may not be JSON at all)
+    case Slot::kRoot:  // not an object: said once the parse is over (it may not be JSON at all)
     case Slot::kIgnored: return true;
     case Slot::kData: return OnData(v);
     case Slot::kInput:
