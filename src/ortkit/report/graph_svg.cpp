@@ -133,19 +133,23 @@ std::string BoxSvg(const DrawnBox& box, const PlacedNode& at, const Neighbourhoo
       EscapeHtml(Shorten(name, kMaxBoxName)));
 }
 
+// An edge, its value's type written once per source (a value feeding several nodes is labelled once), beside
+// the first segment, where edges into one node have not yet met.
 std::string EdgeSvg(const DrawnEdge& edge, const std::vector<LayoutPoint>& line, const std::string& focus_value,
-                    const GraphValueTypes& types) {
+                    const GraphValueTypes& types, bool labelled) {
   if (line.size() < 2) return "";
   std::string points;
   for (const auto& p : line) points += fmt::format("{}{:.0f},{:.0f}", points.empty() ? "" : " ", p.x, p.y);
-  const LayoutPoint& a = line[line.size() - 2];
-  const LayoutPoint& b = line.back();
+  const LayoutPoint& a = line[0];
+  const LayoutPoint& b = line[1];
   const std::string type = types.Of(edge.value);
+  const std::string label =
+      labelled ? "" : fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>", a.x + (b.x - a.x) * 0.35 + 4,
+                                  a.y + (b.y - a.y) * 0.35 + 4, EscapeHtml(Shorten(type, 40)));
   return fmt::format(
-      "<g class=\"edge{}\"><title>{}: {}</title><polyline points=\"{}\" marker-end=\"url(#ortkit-arrow)\"/>"
-      "<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text></g>\n",
+      "<g class=\"edge{}\"><title>{}: {}</title><polyline points=\"{}\" marker-end=\"url(#ortkit-arrow)\"/>{}</g>\n",
       edge.value == focus_value ? " focus" : "", EscapeHtml(edge.value), EscapeHtml(type.empty() ? "type unknown" : type),
-      points, (a.x + b.x) / 2 + 4, (a.y + b.y) / 2 + 4, EscapeHtml(Shorten(type, 40)));
+      points, label);
 }
 
 }  // namespace
@@ -204,7 +208,11 @@ std::string NeighbourhoodSvg(const Neighbourhood& n) {
       "<svg class=\"graph\" width=\"{0:.0f}\" height=\"{1:.0f}\" viewBox=\"0 0 "
       "{0:.0f} {1:.0f}\" role=\"img\">\n",
       layout.width + 120, layout.height);  // room on the right for the last edge labels
-  for (std::size_t i = 0; i < d.edges.size(); ++i) svg += EdgeSvg(d.edges[i], layout.edges[i], n.focus_value, types);
+  std::set<std::pair<int, std::string>> labelled;
+  for (std::size_t i = 0; i < d.edges.size(); ++i) {
+    const bool seen = !labelled.emplace(d.edges[i].from, d.edges[i].value).second;
+    svg += EdgeSvg(d.edges[i], layout.edges[i], n.focus_value, types, seen);
+  }
   for (std::size_t i = 0; i < d.boxes.size(); ++i) svg += BoxSvg(d.boxes[i], layout.nodes[i], n, types);
   return svg + "</svg>";
 }

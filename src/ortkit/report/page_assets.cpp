@@ -30,7 +30,7 @@ details{margin:.15em 0 .15em 1.2em}summary{cursor:pointer}.chunk-graph{overflow:
 
 std::string_view PageSvgDefinitions() {
   return R"(<svg width="0" height="0" style="position:absolute"><defs><marker id="ortkit-arrow" viewBox="0 0 10 10" )"
-         R"(refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z" fill="#8a8a8a"/>)"
+         R"(refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0L10,5L0,10z" fill="#8a8a8a"/>)"
          "</marker></defs></svg>\n";
 }
 
