@@ -1,4 +1,5 @@
 // ortkit doctor MODEL: check, load, validate, sweep and time a model, and say in one verdict whether it is fit to ship.
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -45,7 +46,9 @@ Status WriteDoctorPage(const DoctorFlags& flags, const DoctorReport& report) {
   ReportPage page;
   page.command = "doctor";
   page.model_path = report.model_path;
-  page.verdict = report.failure ? "not examined: " + report.failure->message : ToString(report.verdict);
+  std::string verdict = ToString(report.verdict);  // in capitals, as the text's verdict line writes it
+  for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  page.verdict = report.failure ? "not examined: " + report.failure->message : verdict;
   page.verdict_severity = VerdictSeverity(report);
   page.diagnoses = report.diagnoses;
   page.text_report = RenderDoctorReport(report, /*markdown=*/false, Style{});
