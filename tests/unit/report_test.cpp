@@ -164,8 +164,7 @@ TEST(ModelOutline, GroupsNodesByNameScopeInBoundedChunks) {
 }
 
 TEST(ReportEscaping, NoNameCanOpenAnElementOrReachTheTerminal) {
-  EXPECT_EQ(EscapeHtml("<script>\"a\" & 'b'</script>"),
-            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;");
+  EXPECT_EQ(EscapeHtml("<script>\"a\" & 'b'</script>"), "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;");
   EXPECT_EQ(EscapeHtml("red\x1b[31m"), "red\\x1b[31m");
   EXPECT_EQ(JsonForScript(nlohmann::json{{"n", "</script><b>&"}}), R"({"n":"\u003c/script\u003e\u003cb\u003e\u0026"})");
   EXPECT_EQ(JsonForScript(nlohmann::json("\x1b")), R"("\u001b")");
@@ -191,7 +190,7 @@ TEST(ReportPage, EscapesHostileNamesAndIsTheSameEveryTime) {
   for (auto at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
   EXPECT_EQ(scripts, 2u);  // the model's data and the page's own script, nothing else
   EXPECT_NE(html.find("class=\"node focus\" data-node=\"&lt;script&gt;"), std::string::npos);
-  EXPECT_LT(html.size(), 200'000u);  // the 100,000-byte attribute name is cut
+  EXPECT_LT(html.size(), 200'000u);                                          // the 100,000-byte attribute name is cut
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // the script's namespace, no fetch
 }
 

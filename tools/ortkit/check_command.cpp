@@ -82,7 +82,7 @@ Status WriteCheckPage(const CheckFlags& flags, const CheckReport& report) {
   page.command = "check";
   page.model_path = report.model_path;
   page.verdict = report.failure ? "not examined: " + report.failure->message : report.Passed() ? "PASS" : "FAIL";
-  page.verdict_severity = !report.Passed() || report.failure             ? Severity::kError
+  page.verdict_severity = !report.Passed() || report.failure       ? Severity::kError
                           : report.CountOf(Severity::kWarning) > 0 ? Severity::kWarning
                                                                    : Severity::kInfo;
   page.diagnoses = report.AllDiagnoses();

@@ -12,9 +12,9 @@
 #include "input_flags.h"
 #include "model_session.h"
 #include "number_flags.h"
-#include "report_page_flag.h"
 #include "ortkit/core/numbers.h"
 #include "ortkit/doctor/doctor.h"
+#include "report_page_flag.h"
 #include "terminal.h"
 
 namespace ortkit::cli {

@@ -45,7 +45,7 @@ struct PlacedNode {
 };
 
 struct GraphLayout {
-  std::vector<PlacedNode> nodes;               ///< one per LayoutNode, same index
+  std::vector<PlacedNode> nodes;                ///< one per LayoutNode, same index
   std::vector<std::vector<LayoutPoint>> edges;  ///< one polyline per LayoutEdge; empty for an edge out of range
   double width = 0;
   double height = 0;

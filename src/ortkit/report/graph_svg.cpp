@@ -6,17 +6,17 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/markup_text.h"
 #include "ortkit/model/graph_walk.h"
 #include "ortkit/model/summary.h"
 #include "ortkit/report/graph_layout.h"
-#include "ortkit/core/markup_text.h"
 
 namespace ortkit {
 namespace {
 
 constexpr std::size_t kMaxAttributeText = 160;  // per attribute in hover text
-constexpr std::size_t kMaxBoxName = 32;          // bytes of a name drawn inside a box
-constexpr int kMaxListed = 8;                    // elements of a list attribute shown
+constexpr std::size_t kMaxBoxName = 32;         // bytes of a name drawn inside a box
+constexpr int kMaxListed = 8;                   // elements of a list attribute shown
 
 std::string AttributeText(const onnx::AttributeProto& a) {
   auto list = [](const auto& values) {
@@ -83,15 +83,18 @@ Drawing Collect(const Neighbourhood& n, const GraphValueTypes& types) {
   // Graph inputs first (the top of the picture), then the nodes in topological order, then the outputs.
   for (int i : n.nodes)
     for (const auto& in : graph.node(i).input()) {
-      if (types.Initializer(in) != nullptr && in == n.focus_value) add_value_box(DrawnBox::Kind::kInitializer, in);
-      else if (inputs.count(in) && types.Initializer(in) == nullptr) add_value_box(DrawnBox::Kind::kInput, in);
+      if (types.Initializer(in) != nullptr && in == n.focus_value)
+        add_value_box(DrawnBox::Kind::kInitializer, in);
+      else if (inputs.count(in) && types.Initializer(in) == nullptr)
+        add_value_box(DrawnBox::Kind::kInput, in);
     }
   if (!n.focus_value.empty() && inputs.count(n.focus_value)) add_value_box(DrawnBox::Kind::kInput, n.focus_value);
   for (int i : n.nodes) {
     const int box = static_cast<int>(d.boxes.size());
     d.boxes.push_back({DrawnBox::Kind::kNode, i, ""});
     for (const auto& in : graph.node(i).input())
-      if (auto p = producer_box.find(in); !in.empty() && p != producer_box.end()) d.edges.push_back({p->second, box, in});
+      if (auto p = producer_box.find(in); !in.empty() && p != producer_box.end())
+        d.edges.push_back({p->second, box, in});
     for (const auto& out : graph.node(i).output())
       if (!out.empty()) producer_box[out] = box;
   }
@@ -119,11 +122,12 @@ std::string BoxSvg(const DrawnBox& box, const PlacedNode& at, const Neighbourhoo
                          : box.value == n.focus_value;
   const char* kind = box.kind == DrawnBox::Kind::kNode ? "node" : "node value";
   const std::string name = BoxName(box, graph);
-  const std::string hover = box.kind == DrawnBox::Kind::kNode
-                                ? NodeHoverText(graph.node(box.node), box.node, types)
-                                : fmt::format("{} {}\n{}", BoxTitle(box, graph), name,
-                                              types.Initializer(box.value) ? InitializerText(*types.Initializer(box.value))
-                                                                           : types.Of(box.value));
+  const std::string hover =
+      box.kind == DrawnBox::Kind::kNode
+          ? NodeHoverText(graph.node(box.node), box.node, types)
+          : fmt::format(
+                "{} {}\n{}", BoxTitle(box, graph), name,
+                types.Initializer(box.value) ? InitializerText(*types.Initializer(box.value)) : types.Of(box.value));
   return fmt::format(
       "<g class=\"{}{}\" data-node=\"{}\"><title>{}</title><rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" "
       "height=\"{:.0f}\" rx=\"5\"/><text x=\"{:.0f}\" y=\"{:.0f}\" class=\"op\">{}</text><text x=\"{:.0f}\" "
@@ -143,13 +147,14 @@ std::string EdgeSvg(const DrawnEdge& edge, const std::vector<LayoutPoint>& line,
   const LayoutPoint& a = line[0];
   const LayoutPoint& b = line[1];
   const std::string type = types.Of(edge.value);
-  const std::string label =
-      labelled ? "" : fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>", a.x + (b.x - a.x) * 0.35 + 4,
-                                  a.y + (b.y - a.y) * 0.35 + 4, EscapeHtml(Shorten(type, 40)));
+  const std::string label = labelled
+                                ? ""
+                                : fmt::format("<text x=\"{:.0f}\" y=\"{:.0f}\">{}</text>", a.x + (b.x - a.x) * 0.35 + 4,
+                                              a.y + (b.y - a.y) * 0.35 + 4, EscapeHtml(Shorten(type, 40)));
   return fmt::format(
       "<g class=\"edge{}\"><title>{}: {}</title><polyline points=\"{}\" marker-end=\"url(#ortkit-arrow)\"/>{}</g>\n",
-      edge.value == focus_value ? " focus" : "", EscapeHtml(edge.value), EscapeHtml(type.empty() ? "type unknown" : type),
-      points, label);
+      edge.value == focus_value ? " focus" : "", EscapeHtml(edge.value),
+      EscapeHtml(type.empty() ? "type unknown" : type), points, label);
 }
 
 }  // namespace
@@ -185,11 +190,12 @@ std::string Shorten(std::string_view text, std::size_t bytes) {
 }
 
 std::string NodeHoverText(const onnx::NodeProto& node, int index, const GraphValueTypes& types) {
-  std::string text = node.op_type() + (node.domain().empty() ? "" : " (" + node.domain() + ")") + "\n" +
-                     NodeDisplayName(node, index);
+  std::string text =
+      node.op_type() + (node.domain().empty() ? "" : " (" + node.domain() + ")") + "\n" + NodeDisplayName(node, index);
   for (const auto& a : node.attribute()) text += "\n" + Shorten(a.name() + " = " + AttributeText(a), kMaxAttributeText);
   for (const auto& in : node.input())
-    if (const auto* t = types.Initializer(in)) text += "\n" + Shorten(in + ": " + InitializerText(*t), kMaxAttributeText);
+    if (const auto* t = types.Initializer(in))
+      text += "\n" + Shorten(in + ": " + InitializerText(*t), kMaxAttributeText);
   return text;
 }
 
@@ -198,7 +204,8 @@ std::string NeighbourhoodSvg(const Neighbourhood& n) {
   const Drawing d = Collect(n, types);
   std::vector<LayoutNode> boxes;
   for (const auto& box : d.boxes) {
-    const std::size_t chars = std::max(BoxTitle(box, *n.graph).size(), Shorten(BoxName(box, *n.graph), kMaxBoxName).size());
+    const std::size_t chars =
+        std::max(BoxTitle(box, *n.graph).size(), Shorten(BoxName(box, *n.graph), kMaxBoxName).size());
     boxes.push_back({std::clamp(7.0 * static_cast<double>(chars) + 24, 80.0, 260.0), 40});
   }
   std::vector<LayoutEdge> edges;

@@ -119,11 +119,17 @@ nlohmann::json ModelOutline(const onnx::GraphProto& graph, const OutlineOptions&
       const std::vector<int> chunk(scope.nodes.begin() + start, scope.nodes.begin() + end);
       chunks.push_back(LayOutChunk(graph, chunk, nodes, listed_index));
     }
-    scope_list.push_back({{"name", scope.name}, {"path", scope.path},     {"parent", scope.parent},
-                          {"children", scope.children}, {"count", scope.count}, {"chunks", std::move(chunks)}});
+    scope_list.push_back({{"name", scope.name},
+                          {"path", scope.path},
+                          {"parent", scope.parent},
+                          {"children", scope.children},
+                          {"count", scope.count},
+                          {"chunks", std::move(chunks)}});
   }
-  return {{"nodes", std::move(nodes)}, {"scopes", std::move(scope_list)},
-          {"total", graph.node_size()}, {"listed", static_cast<int>(listed)}};
+  return {{"nodes", std::move(nodes)},
+          {"scopes", std::move(scope_list)},
+          {"total", graph.node_size()},
+          {"listed", static_cast<int>(listed)}};
 }
 
 }  // namespace ortkit

@@ -4,8 +4,8 @@
 // of bounded size, each chunk laid out here (graph_layout.h). The page draws a chunk only when it is
 // expanded, so a model of 10,000 nodes opens with its top scopes alone.
 
-#include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json.hpp>
 
 namespace ortkit {
 

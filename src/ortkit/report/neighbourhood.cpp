@@ -106,9 +106,10 @@ std::set<int> Reach(const onnx::GraphProto& graph, const ValueUse& use, std::vec
 GraphFocus FocusOf(const Location& location) {
   GraphFocus focus;
   focus.node = location.node;
-  if (focus.node.empty()) focus.value = !location.tensor.empty() ? location.tensor
-                                        : !location.input.empty() ? location.input
-                                                                  : location.output;
+  if (focus.node.empty())
+    focus.value = !location.tensor.empty()  ? location.tensor
+                  : !location.input.empty() ? location.input
+                                            : location.output;
   return focus;
 }
 
@@ -132,8 +133,10 @@ std::optional<Neighbourhood> FindNeighbourhood(const onnx::ModelProto& model, co
     for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int>(i);
     n.nodes.assign(kept.begin(), kept.end());
     std::sort(n.nodes.begin(), n.nodes.end(), [&](int a, int b) { return position[a] < position[b]; });
-    if (!focus.node.empty()) n.focus_nodes = seeds;
-    else if (auto p = use.producer.find(focus.value); p != use.producer.end()) n.focus_nodes = {p->second};
+    if (!focus.node.empty())
+      n.focus_nodes = seeds;
+    else if (auto p = use.producer.find(focus.value); p != use.producer.end())
+      n.focus_nodes = {p->second};
     result = std::move(n);
   });
   return result;

@@ -29,8 +29,8 @@ std::string Header(const ReportPage& page) {
   return fmt::format(
       "<header><h1>ortkit {}</h1><p class=\"model\">{}</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>"
       "<p class=\"counts\">{} finding{}</p></header>\n",
-      EscapeHtml(page.command), EscapeHtml(page.model_path), ToString(page.verdict_severity),
-      EscapeHtml(page.verdict), page.diagnoses.size(), page.diagnoses.size() == 1 ? "" : "s");
+      EscapeHtml(page.command), EscapeHtml(page.model_path), ToString(page.verdict_severity), EscapeHtml(page.verdict),
+      page.diagnoses.size(), page.diagnoses.size() == 1 ? "" : "s");
 }
 
 std::string Field(const char* label, const std::string& text) {
@@ -91,9 +91,10 @@ std::string ModelSection(const onnx::ModelProto* model, const std::string& note,
 std::string RenderReportPage(const ReportPage& page, const onnx::ModelProto* model, const std::string& model_note,
                              const ReportPageOptions& options) {
   std::string html = Head(page) + Header(page) + Findings(page, model, options);
-  html += fmt::format("<section id=\"text-report\"><details><summary>The text report</summary><pre>{}</pre></details>"
-                      "</section>\n",
-                      EscapeHtml(page.text_report));
+  html += fmt::format(
+      "<section id=\"text-report\"><details><summary>The text report</summary><pre>{}</pre></details>"
+      "</section>\n",
+      EscapeHtml(page.text_report));
   html += ModelSection(model, model_note, options);
   html += fmt::format("<script>{}</script>\n</body></html>\n", PageScript());
   return html;

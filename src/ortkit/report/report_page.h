@@ -21,9 +21,9 @@ namespace ortkit {
 
 /// What a command reports, for the page.
 struct ReportPage {
-  std::string command;     ///< "doctor", "check"
-  std::string model_path;  ///< the model examined; its graph is drawn
-  std::string verdict;     ///< as the text report says it: "broken", "FAIL"
+  std::string command;                          ///< "doctor", "check"
+  std::string model_path;                       ///< the model examined; its graph is drawn
+  std::string verdict;                          ///< as the text report says it: "broken", "FAIL"
   Severity verdict_severity = Severity::kInfo;  ///< its colour: info is good news
   std::vector<Diagnosis> diagnoses;             ///< most severe first
   std::string text_report;                      ///< the command's text report, without colour
