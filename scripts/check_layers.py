@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The library's layers go one way (docs/architecture.md): a module includes only modules below it.
 
-    core < diagnose < tensor < model < runtime < {check, env, inputs} < {validate, bench} < {convert, doctor, serve,
-    perf, reduce, optimize} < fix
+    core < diagnose < tensor < model < runtime < {check, env, inputs} < {validate, bench, report} < {convert, doctor,
+    serve, perf, reduce, optimize} < fix
 
 Modules on one level do not include each other, and no type name is defined twice anywhere in src/
 and tools/ (whatever the namespace or file), nor two source files given one name. Only runtime/
@@ -22,6 +22,7 @@ LEVELS = {
     "check": 5, "env": 5,
     "inputs": 5,  # a run's inputs (files, synthesised, sizes found by running): validate, bench, reduce and fix own them
     "validate": 6, "bench": 6,
+    "report": 6,  # the HTML report page: graphs around findings, the model outline (shape inference from check)
     "convert": 7, "doctor": 7, "serve": 7, "perf": 7, "reduce": 7,
     "optimize": 7,  # rewrites for speed, proven by validate's runs and measured by bench's
     "fix": 8,

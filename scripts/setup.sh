@@ -66,6 +66,7 @@ debian_packages=(
   libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
   python3 python3-venv python3-numpy python3-yaml unzip
   podman runc debootstrap
+  chromium  # tests/e2e/report.sh opens the HTML report pages in headless Chromium
 )
 
 # The KServe manifests (deploy/kserve/) are checked with kubeconform against KServe's own CRD schemas.

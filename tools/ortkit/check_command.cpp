@@ -12,6 +12,7 @@
 #include "ortkit/check/check.h"
 #include "ortkit/check/target_runtime.h"
 #include "ortkit/runtime/runtime.h"
+#include "report_page_flag.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -21,6 +22,7 @@ struct CheckFlags {
   CheckOptions options;
   Format format = Format::kText;
   bool no_runtime = false;
+  std::filesystem::path report_page;  ///< --report: the HTML page too
 };
 
 std::string LayerTitle(const std::string& name) {
@@ -74,8 +76,24 @@ std::string RenderReport(const CheckReport& report, const Style& style) {
   return out;
 }
 
+// The HTML page beside the text: the same verdict, findings and text report.
+Status WriteCheckPage(const CheckFlags& flags, const CheckReport& report) {
+  ReportPage page;
+  page.command = "check";
+  page.model_path = report.model_path;
+  page.verdict = report.failure ? "not examined: " + report.failure->message : report.Passed() ? "PASS" : "FAIL";
+  page.verdict_severity = !report.Passed() || report.failure       ? Severity::kError
+                          : report.CountOf(Severity::kWarning) > 0 ? Severity::kWarning
+                                                                   : Severity::kInfo;
+  page.diagnoses = report.AllDiagnoses();
+  page.text_report = RenderReport(report, Style{});
+  return WriteReportPageIfAsked(flags.report_page, page);
+}
+
 int Run(CheckFlags& flags) {
   const Format format = flags.format;
+  if (auto writable = CheckReportPagePath(flags.report_page, flags.options.model_path); !writable.ok())
+    return Fail("check", writable.error(), format);
   std::unique_ptr<Runtime> runtime;
   if (!flags.no_runtime) {
     auto created = Runtime::Create();
@@ -86,6 +104,7 @@ int Run(CheckFlags& flags) {
   }
   flags.options.load_runtime = !flags.no_runtime;
   const CheckReport report = RunCheck(runtime.get(), flags.options);
+  if (auto written = WriteCheckPage(flags, report); !written.ok()) return Fail("check", written.error(), format);
   // An unreadable file or an unavailable provider is the call's or this machine's fault, not the model's:
   // a usage error, as in run and validate, with the layers' report all the same.
   if (report.failure) {
@@ -132,6 +151,7 @@ void RegisterCheck(CLI::App& app, int& exit_code) {
                   "also check that ONNX Runtime X.Y (1.10 to 1.29) loads the model and has its operators")
       ->check(TargetOrtValidator());
   AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson});
+  AddReportPageFlag(cmd, flags->report_page);
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -1,4 +1,5 @@
 // ortkit doctor MODEL: check, load, validate, sweep and time a model, and say in one verdict whether it is fit to ship.
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,6 +14,7 @@
 #include "number_flags.h"
 #include "ortkit/core/numbers.h"
 #include "ortkit/doctor/doctor.h"
+#include "report_page_flag.h"
 #include "terminal.h"
 
 namespace ortkit::cli {
@@ -31,12 +33,34 @@ struct DoctorFlags {
   std::string target_ort;
   bool allow_warnings = false;
   Format format = Format::kText;
+  std::filesystem::path report_page;  ///< --report: the HTML page too
 };
+
+Severity VerdictSeverity(const DoctorReport& report) {
+  if (report.failure || report.verdict == DoctorVerdict::kBroken) return Severity::kError;
+  return report.verdict == DoctorVerdict::kWarnings ? Severity::kWarning : Severity::kInfo;
+}
+
+// The HTML page beside the text: the same verdict, findings and text report.
+Status WriteDoctorPage(const DoctorFlags& flags, const DoctorReport& report) {
+  ReportPage page;
+  page.command = "doctor";
+  page.model_path = report.model_path;
+  std::string verdict = ToString(report.verdict);  // in capitals, as the text's verdict line writes it
+  for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  page.verdict = report.failure ? "not examined: " + report.failure->message : verdict;
+  page.verdict_severity = VerdictSeverity(report);
+  page.diagnoses = report.diagnoses;
+  page.text_report = RenderDoctorReport(report, /*markdown=*/false, Style{});
+  return WriteReportPageIfAsked(flags.report_page, page);
+}
 
 int Run(const DoctorFlags& flags) {
   const Format format = flags.format;
   auto plan = ParsePlan(flags.inputs);
   if (!plan.ok()) return Fail("doctor", plan.error(), format);
+  if (auto writable = CheckReportPagePath(flags.report_page, flags.model); !writable.ok())
+    return Fail("doctor", writable.error(), format);
   DoctorOptions options;
   options.model = flags.model;
   options.reference = flags.reference;
@@ -63,6 +87,7 @@ int Run(const DoctorFlags& flags) {
   const Style style = format == Format::kMarkdown ? Style{} : Style::ForStream(stdout);
   const std::string text =
       format == Format::kJson ? "" : RenderDoctorReport(*report, format == Format::kMarkdown, style);
+  if (auto written = WriteDoctorPage(flags, *report); !written.ok()) return Fail("doctor", written.error(), format);
   if (report->failure) return FailWithReport("doctor", *report->failure, format, report->ToJson(), text);
   if (format == Format::kJson) {
     PrintJson(report->ToJson());
@@ -111,6 +136,7 @@ void RegisterDoctor(CLI::App& app, int& exit_code) {
   cmd->add_flag("--allow-warnings", flags->allow_warnings,
                 "exit 0 when the verdict is 'warnings' (default: only 'healthy' exits 0)");
   AddFormatFlag(cmd, flags->format, {Format::kText, Format::kJson, Format::kMarkdown});
+  AddReportPageFlag(cmd, flags->report_page);
   cmd->callback([flags, &exit_code] { exit_code = Run(*flags); });
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/markup_text.h"
+
 namespace ortkit {
 namespace {
 
@@ -17,20 +19,6 @@ constexpr double kMarginBottom = 50;
 constexpr double kGap = 90;
 constexpr const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                     "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string Tick(double v) {
   return v >= 100 ? fmt::format("{:.0f}", v) : v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v);
@@ -55,7 +43,7 @@ std::string Axes(const Panel& p, const std::vector<std::int64_t>& batches, const
                                 p.left, kMarginTop, kPanelWidth, kPanelHeight);
   out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle" font-size="14" font-weight="bold">{}</text>)"
                      "\n",
-                     p.left + kPanelWidth / 2, kMarginTop - 12, Escape(title));
+                     p.left + kPanelWidth / 2, kMarginTop - 12, EscapeHtml(title));
   for (std::int64_t b : batches) {
     out += fmt::format(
         R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#eee"/><text x="{0}" y="{3}" text-anchor="middle" font-size="11">{4}</text>)"
@@ -75,7 +63,7 @@ std::string Axes(const Panel& p, const std::vector<std::int64_t>& batches, const
   out += fmt::format(
       R"svg(<text x="{0}" y="{1}" text-anchor="middle" font-size="12" transform="rotate(-90 {0} {1})">{2}</text>)svg"
       "\n",
-      p.left - 50, kMarginTop + kPanelHeight / 2, Escape(y_label));
+      p.left - 50, kMarginTop + kPanelHeight / 2, EscapeHtml(y_label));
   return out;
 }
 
@@ -119,10 +107,10 @@ std::string RenderSweepSvg(const std::vector<PlotPoint>& points, const std::stri
       "\n<title>{2}</title>\n"
       R"(<rect width="100%" height="100%" fill="white"/>)"
       "\n",
-      width, height, Escape(title));
+      width, height, EscapeHtml(title));
   svg += fmt::format(R"(<text x="{}" y="20" text-anchor="middle" font-size="15">{}</text>)"
                      "\n",
-                     width / 2, Escape(title));
+                     width / 2, EscapeHtml(title));
   svg += Axes(latency, batches, "latency (ms)", "latency: p50 solid, p99 dashed");
   svg += Axes(throughput, batches, "samples / s", "throughput");
   std::size_t index = 0;
@@ -140,7 +128,7 @@ std::string RenderSweepSvg(const std::vector<PlotPoint>& points, const std::stri
     svg += fmt::format(
         R"(<rect x="{}" y="{}" width="14" height="4" fill="{}"/><text x="{}" y="{}" font-size="12">{}</text>)"
         "\n",
-        kMarginLeft, y - 4, colour, kMarginLeft + 20, y, Escape(name.empty() ? "all shapes" : name));
+        kMarginLeft, y - 4, colour, kMarginLeft + 20, y, EscapeHtml(name.empty() ? "all shapes" : name));
     ++index;
   }
   svg += "</svg>\n";

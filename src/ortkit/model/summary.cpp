@@ -267,6 +267,8 @@ nlohmann::json OptionalBytes(const std::optional<std::uint64_t>& bytes) {
 
 }  // namespace
 
+TypeSummary SummarizeType(const onnx::TypeProto& type) { return DescribeType(type, 0); }
+
 std::string DimensionSummary::ToString() const {
   switch (kind) {
     case Kind::kFixed: return std::to_string(value);

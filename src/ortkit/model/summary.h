@@ -46,6 +46,9 @@ struct TypeSummary {
 /// "tensor", "sparse_tensor", "sequence", "map", "optional", "opaque", "unknown".
 const char* ToString(TypeSummary::Kind kind);
 
+/// What `type` declares, as Summarize describes each input and output.
+TypeSummary SummarizeType(const onnx::TypeProto& type);
+
 struct ValueSummary {
   std::string name;
   TypeSummary type;

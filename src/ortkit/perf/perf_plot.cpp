@@ -6,24 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "ortkit/core/markup_text.h"
+
 namespace ortkit::perf {
 namespace {
 
 constexpr double kWidth = 640, kHeight = 420, kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
 
 // A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten, at or above `value`.
 double NiceCeiling(double value) {
@@ -53,7 +41,7 @@ std::string RenderThroughputLatencySvg(const std::string& title, const std::vect
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"22\" font-size=\"14\">{3}</text>\n",
-      kWidth, kHeight, kLeft, Escape(title));
+      kWidth, kHeight, kLeft, EscapeHtml(title));
   for (int i = 0; i <= 5; ++i) {
     const double xv = max_x * i / 5, yv = max_y * i / 5;
     svg += fmt::format(
@@ -87,7 +75,7 @@ std::string RenderThroughputLatencySvg(const std::string& title, const std::vect
       svg += fmt::format(
           "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{} {}: {:.1f}/s, {:.2f} "
           "ms</title></circle>\n",
-          x_of(p.throughput), y_of(p.*series.value), series.color, Escape(p.label), series.name, p.throughput,
+          x_of(p.throughput), y_of(p.*series.value), series.color, EscapeHtml(p.label), series.name, p.throughput,
           p.*series.value);
     }
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", kLeft + 10,
@@ -95,7 +83,7 @@ std::string RenderThroughputLatencySvg(const std::string& title, const std::vect
   }
   for (const auto& p : points) {
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#555\">{}</text>\n",
-                       x_of(p.throughput) + 5, y_of(p.p99_ms) - 5, Escape(p.label));
+                       x_of(p.throughput) + 5, y_of(p.p99_ms) - 5, EscapeHtml(p.label));
   }
   svg += "</svg>\n";
   return svg;
