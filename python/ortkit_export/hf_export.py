@@ -57,12 +57,17 @@ def _cache_kwarg(model):
 
 def _cache_call(layers):
     """past_key_values.N.key|value fill a DynamicCache; the cache the model returns becomes present.N.key|value:
-    tensors in and out, which both exporters can write."""
+    tensors in and out, which both exporters can write.
+
+    Every layer keeps its full cache, sliding ones included: Transformers applies a layer's window in the attention
+    mask (the keys older than the window are masked out), so a full cache decodes as the trimmed one does, and one
+    past_len holds for every layer. A DynamicCache built from the config would trim the sliding layers' present to
+    the window while the other layers grow, which no single declared past_len describes."""
 
     def call(model, inputs):
         from transformers.cache_utils import DynamicCache
 
-        cache = DynamicCache(config=model.config)
+        cache = DynamicCache()
         for i in range(layers):
             cache.update(inputs.pop(f"past_key_values.{i}.key"), inputs.pop(f"past_key_values.{i}.value"), i)
         result = model(**inputs, **{_cache_kwarg(model): cache}, use_cache=True, return_dict=True)
@@ -141,6 +146,33 @@ def _seq2seq_cache_layout(config):
     return layers, heads, head_dim
 
 
+# The attention layers whose cache `export hf` writes: the full cache of every layer, a sliding layer's window
+# applied in its attention mask (what Transformers does when a DynamicCache is built without the config).
+EXPORTED_LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def _attention_windows(config):
+    """The window of each decoder layer (None: global attention), as Transformers lays out its cache; an
+    ExportError naming the layer type for a layout whose cache past_key_values.N.key|value cannot express."""
+    from transformers.cache_utils import get_layer_types_and_kwargs
+
+    text = config.get_text_config(decoder=True)
+    types, kwargs = get_layer_types_and_kwargs(text)
+    for i, (layer_type, options) in enumerate(zip(types, kwargs)):
+        if layer_type not in EXPORTED_LAYER_TYPES:
+            window = options.get("sliding_window")
+            raise ExportError(
+                "export.unsupported-architecture",
+                f"{config.model_type}: decoder layer {i} is a '{layer_type}' layer"
+                + (f" (window {window})" if window else "") + ": its cache is not past_key_values keys and values "
+                "that grow by one position per step, which is the only cache layout "
+                f"--task text-generation-with-past writes ({', '.join(EXPORTED_LAYER_TYPES)} layers)",
+                "export without the cache (--task text-generation: every step recomputes the whole sequence), or "
+                "write the decoding step yourself and export it with `ortkit export torch`")
+    return [options.get("sliding_window") if layer_type == "sliding_attention" else None
+            for layer_type, options in zip(types, kwargs)]
+
+
 def _cache_layout(config):
     """(layers, key/value heads, head size) of a decoder's cache."""
     heads = config.num_attention_heads
@@ -149,14 +181,39 @@ def _cache_layout(config):
     return config.num_hidden_layers, kv_heads, head_dim
 
 
-def _with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed):
-    """Two data sets whose attention mask spans the cache and the new tokens (total_len = past_len + seq_len)."""
+# The most the past of test_data_set_1 may hold when it is lengthened to pass an attention window.
+PAST_WINDOW_BYTES = 64 * 1024 * 1024
+
+
+def _past_for_window(windows, layers, kv_heads, head_dim, batch, past, new, positions):
+    """The past length of test_data_set_1: `past`, or the narrowest window when that is longer, so that its
+    reference is a step past the window (where a trimmed cache and a full one part ways); `past` when that cache
+    would exceed PAST_WINDOW_BYTES or the positions the model is made for."""
+    window = min((w for w in windows if w), default=None)
+    if window is None or window <= past:
+        return past
+    size = 2 * layers * (batch + 1) * kv_heads * window * head_dim * 4
+    fits = size <= PAST_WINDOW_BYTES and (positions is None or window + new <= positions)
+    return window if fits else past
+
+
+def _window_facts(windows, total1):
+    """export.json's record of the attention windows, for a decoder with any (total1: test_data_set_1's
+    total_len)."""
+    if not any(windows):
+        return {}
+    return {"attention_windows": windows, "references_past_window": total1 > min(w for w in windows if w)}
+
+
+def _with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed, past1):
+    """Two data sets whose attention mask spans the cache and the new tokens (total_len = past_len + seq_len);
+    test_data_set_1 holds `past1` cached positions."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     vocab = int(getattr(config, "vocab_size", 0) or 1000)
     sets = []
-    for b, s, p in ((batch, seq_len, seq_len + 1), (batch + 1, seq_len + 2, seq_len + 3)):
+    for b, s, p in ((batch, seq_len, seq_len + 1), (batch + 1, seq_len + 2, past1)):
         arrays = [rng.integers(1, vocab, (b, s)).astype(np.int64), np.ones((b, p + s), np.int64)]
         arrays += [rng.standard_normal((b, kv_heads, p, head_dim)).astype(np.float32) for _ in range(2 * layers)]
         sets.append(arrays)
@@ -183,10 +240,11 @@ class Part:
     """One ONNX file of an export: the wrapped model, its example inputs, dynamic axes and outputs."""
 
     def __init__(self, folder, call, specs, dynamic, outputs, sequence_axis=None, data_sets=None, dim_limits=None,
-                 dim_sums=None):
+                 dim_sums=None, facts=None):
         self.folder, self.call, self.specs, self.dynamic, self.outputs = folder, call, specs, dynamic, outputs
         self.sequence_axis, self.data_sets = sequence_axis, data_sets
         self.dim_limits, self.dim_sums = dim_limits or {}, dim_sums or {}
+        self.facts = facts or {}  # more fields of export.json's hf (HfSource) about this part
 
 
 def _positions(config, *names):
@@ -206,16 +264,19 @@ def _parts(kind, config, model, batch, seq_len, seed):
     if kind == "text-with-past":
         # One decoding step: new tokens and the cache of the earlier ones in, logits and the grown cache out.
         layers, kv_heads, head_dim = _cache_layout(config)
+        windows = _attention_windows(config)
         seq_len = min(seq_len, 4)
+        positions = _positions(config, "max_position_embeddings", "n_positions")
+        past1 = _past_for_window(windows, layers, kv_heads, head_dim, batch, seq_len + 3, seq_len + 2, positions)
         past = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
         specs = [f"input_ids:int64[{batch},{seq_len}]", f"attention_mask:int64[{batch},{2 * seq_len + 1}]"] + \
             [f"{n}:float32[{batch},{kv_heads},{seq_len + 1},{head_dim}]" for n in past]
         dynamic = ["input_ids:0=batch,1=seq_len", "attention_mask:0=batch,1=total_len"] + \
             [f"{n}:0=batch,2=past_len" for n in past]
-        positions = _positions(config, "max_position_embeddings", "n_positions")
         return [Part(None, _cache_call(layers), specs, dynamic, ["logits"] + [n.replace("past_key_values", "present")
                                                                                 for n in past],
-                     data_sets=_with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed),
+                     data_sets=_with_past_data_sets(config, layers, kv_heads, head_dim, batch, seq_len, seed, past1),
+                     facts=_window_facts(windows, past1 + seq_len + 2),
                      # positions are shared by the cache and the new tokens
                      dim_limits={"seq_len": positions // 2, "past_len": positions // 2} if positions else {},
                      dim_sums={"total_len": ["past_len", "seq_len"]})]
@@ -355,7 +416,7 @@ def export_hf(checkpoint, task, out, batch=2, seq_len=16, opset=None, exporter=N
         wrapped = _wrapper(torch, model, names, part.call or _plain_call(outputs, extra))
         source = HfSource(checkpoint=os.path.abspath(checkpoint), task=task, part=part.folder,
                           model_type=config.model_type, architecture=type(model).__name__,
-                          transformers_version=transformers.__version__, route=_route(names, outputs))
+                          transformers_version=transformers.__version__, route=_route(names, outputs), **part.facts)
 
         def export(with_exporter, part=part, wrapped=wrapped, outputs=outputs, source=source):
             return export_torch(wrapped, part.specs, os.path.join(out, part.folder) if part.folder else out,

@@ -103,6 +103,10 @@ class HfSource:
     architecture: str
     transformers_version: str
     route: str
+    # A decoder with its cache whose layers attend over a window: each layer's window (None: the whole past).
+    # The cache keeps every position for every layer; the window is applied in the attention mask.
+    attention_windows: list[int | None] | Absent = ABSENT
+    references_past_window: bool | Absent = ABSENT  # test_data_set_1 holds more positions than the narrowest window
 
 
 def axes_json(dynamic):

@@ -1,7 +1,7 @@
 """Writes tiny Hugging Face Transformers checkpoints (random weights, from configs; nothing is downloaded) as
 save_pretrained() does, for `ortkit export hf`: scripts/demo.sh and tests/e2e/export_hf.sh use them.
 
-usage: hf_checkpoints.py OUT [NAME ...]     (names: bert, bert-classifier, gpt2, llama, t5, vit, whisper; default: all)"""
+usage: hf_checkpoints.py OUT [NAME ...]     (names: the keys of CHECKPOINTS; default: all)"""
 
 import os
 import sys
@@ -10,6 +10,9 @@ import torch
 import transformers as t
 
 TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+# Decoders with an attention window of 8, so that a 32-token greedy decode runs far past it; wide initialisations (as
+# GPT-2's below) keep random weights from repeating one token, except Gemma's, which scales its embeddings up.
+WINDOWED = dict(TEXT, num_key_value_heads=2, max_position_embeddings=256, bos_token_id=0, eos_token_id=0)
 
 CHECKPOINTS = {
     "bert": lambda: t.BertModel(t.BertConfig(**TEXT)),
@@ -19,6 +22,17 @@ CHECKPOINTS = {
                                                    initializer_range=0.3, bos_token_id=0, eos_token_id=0)),
     "llama": lambda: t.LlamaForCausalLM(t.LlamaConfig(**TEXT, num_key_value_heads=2, max_position_embeddings=256,
                                                       bos_token_id=0, eos_token_id=0)),
+    # Every layer sliding.
+    "mistral-window": lambda: t.MistralForCausalLM(t.MistralConfig(**WINDOWED, sliding_window=8, initializer_range=0.3)),
+    # Mixed: sliding and global layers alternate (layer_types).
+    "gemma2-window": lambda: t.Gemma2ForCausalLM(t.Gemma2Config(**WINDOWED, head_dim=16, sliding_window=8)),
+    "gemma3-window": lambda: t.Gemma3ForCausalLM(t.Gemma3TextConfig(
+        **dict(WINDOWED, num_hidden_layers=3), head_dim=16, sliding_window=8,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"])),
+    # Mixed the Qwen2 way: the layers from max_window_layers on slide.
+    "qwen2-window": lambda: t.Qwen2ForCausalLM(t.Qwen2Config(**dict(WINDOWED, num_hidden_layers=3), use_sliding_window=True,
+                                                             sliding_window=8, max_window_layers=1,
+                                                             initializer_range=0.3)),
     "t5": lambda: t.T5ForConditionalGeneration(t.T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
                                                           num_heads=4, decoder_start_token_id=0,
                                                           initializer_factor=2.0)),
