@@ -164,9 +164,9 @@ def _attention_windows(config):
             raise ExportError(
                 "export.unsupported-architecture",
                 f"{config.model_type}: decoder layer {i} is a '{layer_type}' layer"
-                + (f" (window {window})" if window else "") + ": its cache is not past_key_values keys and values "
-                "that grow by one position per step, which is the only cache layout "
-                f"--task text-generation-with-past writes ({', '.join(EXPORTED_LAYER_TYPES)} layers)",
+                + (f" (window {window})" if window else "") + ": --task text-generation-with-past exports the cache "
+                f"of {' and '.join(EXPORTED_LAYER_TYPES)} layers only (the full cache of each, a window applied in "
+                "the attention mask), the layouts it proves decode as Transformers does",
                 "export without the cache (--task text-generation: every step recomputes the whole sequence), or "
                 "write the decoding step yourself and export it with `ortkit export torch`")
     return [options.get("sliding_window") if layer_type == "sliding_attention" else None
@@ -247,8 +247,38 @@ class Part:
         self.facts = facts or {}  # more fields of export.json's hf (HfSource) about this part
 
 
-def _positions(config, *names):
-    return next((int(getattr(config, n)) for n in names if getattr(config, n, None)), None)
+# The config's spellings of the positions a part is made for, in the order they are read (a decoder's own limit
+# before the model's shared one: Whisper states max_target_positions, BART and Marian max_position_embeddings).
+POSITION_NAMES = {
+    "text": ("max_position_embeddings", "n_positions", "n_ctx", "max_source_positions"),
+    "encoder": ("max_source_positions", "max_position_embeddings", "n_positions", "n_ctx"),
+    "decoder": ("max_target_positions", "max_position_embeddings", "n_positions", "n_ctx"),
+}
+
+
+def _positions(config, model, side="text"):
+    """The most positions a part runs, or None when the model has no such limit (relative positions, as T5's):
+    the first of POSITION_NAMES[side] the config states (a nested model's text config, as CLIP's, when the
+    top-level one states none), less the offset of position embeddings that start after padding_idx (RoBERTa
+    and its family number positions from padding_idx + 1: 514 embeddings, 512 positions)."""
+    configs = [config]
+    text = config.get_text_config(decoder=side == "decoder") if hasattr(config, "get_text_config") else config
+    if text is not config:
+        configs.append(text)
+    limit = next((int(getattr(c, n)) for c in configs for n in POSITION_NAMES[side] if getattr(c, n, None)), None)
+    if limit is None or model is None:
+        return limit
+    import torch
+
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Embedding) and name.endswith("position_embeddings") and \
+                module.padding_idx is not None and module.num_embeddings <= limit:
+            limit = min(limit, module.num_embeddings - module.padding_idx - 1)
+    return limit
+
+
+def _limit(dim, positions):
+    return {dim: positions} if positions else {}
 
 
 def _parts(kind, config, model, batch, seq_len, seed):
@@ -257,7 +287,7 @@ def _parts(kind, config, model, batch, seq_len, seed):
     if kind == "image":
         return [Part(None, None, _image_inputs(config, batch), "auto", None)]
     if kind == "text":
-        positions = _positions(config, "max_position_embeddings", "n_positions")
+        positions = _positions(config, model)
         parameters = inspect.signature(model.forward).parameters
         return [Part(None, None, _text_inputs(config, parameters, batch, seq_len), "auto", None, sequence_axis=1,
                      dim_limits={"seq_len": positions} if positions else {})]
@@ -266,7 +296,7 @@ def _parts(kind, config, model, batch, seq_len, seed):
         layers, kv_heads, head_dim = _cache_layout(config)
         windows = _attention_windows(config)
         seq_len = min(seq_len, 4)
-        positions = _positions(config, "max_position_embeddings", "n_positions")
+        positions = _positions(config, model)
         past1 = _past_for_window(windows, layers, kv_heads, head_dim, batch, seq_len + 3, seq_len + 2, positions)
         past = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
         specs = [f"input_ids:int64[{batch},{seq_len}]", f"attention_mask:int64[{batch},{2 * seq_len + 1}]"] + \
@@ -284,7 +314,8 @@ def _parts(kind, config, model, batch, seq_len, seed):
     if kind == "text2text":
         encoder = Part("encoder", _encoder_call, [f"input_ids:int64[{batch},{seq_len}]=1..{vocab}",
                                                   f"attention_mask:int64[{batch},{seq_len}]"],
-                       "auto", ["last_hidden_state"], sequence_axis=1)
+                       "auto", ["last_hidden_state"], sequence_axis=1,
+                       dim_limits=_limit("seq_len", _positions(config, model, "encoder")))
         encoder_len, encoder_axis = seq_len, ",1=encoder_len"
     else:
         # Speech: the encoder takes log-mel features of a fixed length (two frames per encoder position).
@@ -292,11 +323,11 @@ def _parts(kind, config, model, batch, seq_len, seed):
         encoder = Part("encoder", _encoder_call, [f"input_features:float32[{batch},{config.num_mel_bins},{frames}]"],
                        "auto", ["last_hidden_state"])
         encoder_len, encoder_axis = frames // 2, ""
-    return [encoder] + _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, kind == "text2text",
-                                      seed)
+    return [encoder] + _decoder_parts(config, model, vocab, hidden, batch, encoder_len, encoder_axis,
+                                      kind == "text2text", seed)
 
 
-def _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, with_mask, seed):
+def _decoder_parts(config, model, vocab, hidden, batch, encoder_len, encoder_axis, with_mask, seed):
     """A sequence-to-sequence decoder as ONNX Runtime users run it: OUT/decoder for the first step (it returns
     both caches) and OUT/decoder-with-past for every later one (the new tokens and both caches in)."""
     import numpy as np
@@ -304,7 +335,7 @@ def _decoder_parts(config, vocab, hidden, batch, encoder_len, encoder_axis, with
     layers, heads, head_dim = _seq2seq_cache_layout(config)
     mask = [f"encoder_attention_mask:int64[{batch},{encoder_len}]"] if with_mask else []
     mask_axes = [f"encoder_attention_mask:0=batch{encoder_axis}"] if with_mask else []
-    positions = _positions(config, "max_target_positions", "n_positions")
+    positions = _positions(config, model, "decoder")
     first = Part("decoder", _decoder_call, [f"input_ids:int64[{batch},4]=0..{vocab}",
                                             f"encoder_hidden_states:float32[{batch},{encoder_len},{hidden}]"] + mask,
                  ["input_ids:0=batch,1=decoder_len", f"encoder_hidden_states:0=batch{encoder_axis}"] + mask_axes,

@@ -36,6 +36,20 @@ CHECKPOINTS = {
     "t5": lambda: t.T5ForConditionalGeneration(t.T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
                                                           num_heads=4, decoder_start_token_id=0,
                                                           initializer_factor=2.0)),
+    # Encoder-decoders whose config states max_position_embeddings (not max_target_positions): 64 positions.
+    # (BART's head untied from its embeddings, Marian's default initialisation: random weights that do not repeat one
+    # token.)
+    "bart": lambda: t.BartForConditionalGeneration(t.BartConfig(
+        vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2, forced_eos_token_id=None,
+        tie_word_embeddings=False)),
+    "marian": lambda: t.MarianMTModel(t.MarianConfig(
+        vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64,
+        pad_token_id=999, eos_token_id=0, decoder_start_token_id=999, forced_eos_token_id=None)),
+    # RoBERTa's positions start after padding_idx (1): 66 position embeddings hold 64 usable positions.
+    "roberta": lambda: t.RobertaModel(t.RobertaConfig(**TEXT, max_position_embeddings=66, pad_token_id=1)),
     "whisper": lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
         vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80, max_source_positions=32,
