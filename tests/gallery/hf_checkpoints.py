@@ -14,6 +14,9 @@ TEXT = dict(vocab_size=1000, hidden_size=64, num_hidden_layers=2, num_attention_
 # GPT-2's below) keep random weights from repeating one token, except Gemma's, which scales its embeddings up.
 WINDOWED = dict(TEXT, num_key_value_heads=2, max_position_embeddings=256, bos_token_id=0, eos_token_id=0)
 
+AUDIO = dict(vocab_size=32, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+             conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, pad_token_id=0)
+
 CHECKPOINTS = {
     "bert": lambda: t.BertModel(t.BertConfig(**TEXT)),
     "bert-classifier": lambda: t.BertForSequenceClassification(t.BertConfig(**TEXT, num_labels=3)),
@@ -50,6 +53,25 @@ CHECKPOINTS = {
         pad_token_id=999, eos_token_id=0, decoder_start_token_id=999, forced_eos_token_id=None)),
     # RoBERTa's positions start after padding_idx (1): 66 position embeddings hold 64 usable positions.
     "roberta": lambda: t.RobertaModel(t.RobertaConfig(**TEXT, max_position_embeddings=66, pad_token_id=1)),
+    # CTC speech recognition from raw audio: a convolutional feature encoder (400 samples per frame, one frame per
+    # 320) and a small transformer.
+    "wav2vec2-ctc": lambda: t.Wav2Vec2ForCTC(t.Wav2Vec2Config(**AUDIO)),
+    "hubert-ctc": lambda: t.HubertForCTC(t.HubertConfig(**AUDIO)),
+    "wavlm-ctc": lambda: t.WavLMForCTC(t.WavLMConfig(**AUDIO)),
+    # Two-tower models: a text and a vision transformer, 16 text positions, 32 x 32 images.
+    "clip": lambda: t.CLIPModel(t.CLIPConfig(
+        text_config=dict(vocab_size=500, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, max_position_embeddings=16, projection_dim=16),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=4, projection_dim=16), projection_dim=16)),
+    "siglip": lambda: t.SiglipModel(t.SiglipConfig(
+        text_config=dict(vocab_size=500, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, max_position_embeddings=16),
+        vision_config=dict(image_size=32, patch_size=8, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=4))),
+    # torch.export fails to decompose Swin (step 2/3): export hf falls back to the TorchScript exporter and says so.
+    "swin": lambda: t.SwinForImageClassification(t.SwinConfig(image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+                                                              num_heads=[2, 4], window_size=4, num_labels=3)),
     "whisper": lambda: t.WhisperForConditionalGeneration(t.WhisperConfig(
         vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80, max_source_positions=32,
