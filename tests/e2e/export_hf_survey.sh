@@ -12,12 +12,17 @@ survey="$src/tests/gallery/hf_survey.py"
 "$python" "$src/tests/gallery/hf_checkpoints.py" "$work/checkpoints" $("$python" "$survey" cases | cut -d' ' -f1) \
   >/dev/null 2>"$work/checkpoints.log" || { cat "$work/checkpoints.log" >&2; fail "writing the checkpoints"; }
 
-healthy() {  # healthy FOLDER: doctor's verdict is HEALTHY with no diagnosis, both references passed
+healthy() {  # healthy FOLDER: doctor's verdict is HEALTHY with no diagnosis, both references passed; a CTC model's
+            # only diagnosis is the fewest samples it takes, the min_samples its export.json records
   "$ortkit" doctor "$1" --format json --runs 2 >"$1.doctor.json" || true
-  "$python" - "$1.doctor.json" <<'PY' || fail "doctor $1"
+  "$python" - "$1.doctor.json" "$1/export.json" <<'PY' || fail "doctor $1"
 import json, sys
-r = json.load(open(sys.argv[1]))
+r, hf = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["hf"]
 found = [(d["code"], d["message"][:300]) for d in r["diagnoses"]]
+if "min_samples" in hf:
+    minimum = f"'samples' (input 'input_values' axis 1) needs at least {hf['min_samples']}:"
+    assert [code for code, _ in found] == ["sweep.size-limit"] and minimum in found[0][1], found
+    found = []
 assert r["verdict"] == "healthy" and not found, (r["verdict"], found)
 cpu = r["providers"][0]
 assert cpu["validation"]["passed"] and len(cpu["validation"]["cases"]) == 2, cpu["validation"]
