@@ -56,3 +56,19 @@ text = quote(text, "KServe manifests", "yaml", manifests)
 open(doc, "w").write(text)
 PY
 echo "updated docs/deployment.md"
+
+# docs/commands/export.md's table of the architectures `export hf` supports is the survey's
+# (tests/gallery/hf_survey.py; tests/e2e/export_hf_survey.sh checks it).
+python3 - "$root" <<'PY'
+import os, subprocess, sys
+root = sys.argv[1]
+doc = os.path.join(root, "docs/commands/export.md")
+table = subprocess.run([sys.executable, os.path.join(root, "tests/gallery/hf_survey.py"), "table"], check=True,
+                       capture_output=True, text=True).stdout
+text = open(doc).read()
+begin, end = "<!-- BEGIN GENERATED: hf survey -->\n", "<!-- END GENERATED: hf survey -->"
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(doc, "w").write(head + begin + table + end + tail)
+PY
+echo "updated docs/commands/export.md"

@@ -10,6 +10,9 @@ from .errors import ExportError, located
 from .hf_export import TASKS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# Refusals of what was asked for, before anything is exported: exit 2, as for wrong arguments.
+USAGE_CODES = ("export.bad-arguments", "export.bad-module", "export.framework-missing",
+               "export.unsupported-architecture", "export.new-weights")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,6 +62,9 @@ def build_parser():
     hf_p.add_argument("--batch", type=int, default=2, help="batch of the example inputs (default 2)")
     hf_p.add_argument("--seq-len", type=int, default=16, help="sequence length of text examples (default 16)")
     hf_p.add_argument("--exporter", choices=["dynamo", "torchscript"], help="as for torch (default: PyTorch's own)")
+    hf_p.add_argument("--allow-new-weights", action="store_true",
+                      help="export a model whose head the checkpoint does not hold (Transformers initialises it at "
+                           "random; refused by default, since its outputs are noise)")
     hf_p.add_argument("--opset", type=int, help="ONNX opset (default: the exporter's own)")
     hf_p.add_argument("--out", required=True, help="output folder (created)")
     hf_p.add_argument("--seed", type=int, default=0, help="seed of the synthesised inputs")
@@ -108,7 +114,7 @@ def run(args):
         from .hf_export import export_hf
 
         return export_hf(args.checkpoint, args.task, args.out, batch=args.batch, seq_len=args.seq_len, opset=args.opset,
-                         exporter=args.exporter, seed=args.seed)
+                         exporter=args.exporter, seed=args.seed, allow_new_weights=args.allow_new_weights)
     if args.framework == "torch":
         from .torch_export import export_torch
 
@@ -145,6 +151,25 @@ def summary(record, out):
         lines.append("  warning: exported in training mode (--training): Dropout and BatchNorm behave as in training")
     for name in record.get("inputs_dropped") or []:
         lines.append(f"  warning: input '{name}' is not used by the exported graph and was dropped")
+    hf = record.get("hf") or {}
+    if hf.get("fallback"):
+        fallback = hf["fallback"]
+        lines.append(f"  note: the {fallback['failed']} exporter failed while {fallback['step']}; the {fallback['used']} "
+                     f"exporter wrote the file instead\n    why: {fallback['reason']}\n    dynamic shapes: "
+                     f"{fallback['dynamic_shapes']}")
+    if hf.get("new_weights"):
+        lines.append(f"  warning: --allow-new-weights: {len(hf['new_weights'])} weights are not in the checkpoint and "
+                     f"were initialised at random ({', '.join(hf['new_weights'][:3])}{' ...' if len(hf['new_weights']) > 3 else ''})")
+    if hf.get("attention_windows"):
+        windows = hf["attention_windows"]
+        sliding = [str(i) for i, w in enumerate(windows) if w]
+        lines.append(f"  attention: layer{'s' if len(sliding) > 1 else ''} {', '.join(sliding)} of {len(windows)} attend "
+                     f"over a window of {min(w for w in windows if w)}; every layer's cache keeps every position and "
+                     "the window is applied in the attention mask"
+                     + ("; test_data_set_1 is a step past it" if hf.get("references_past_window") else ""))
+    if hf.get("sampling_rate"):
+        lines.append(f"  audio: {hf['sampling_rate']} Hz" + (f", at least {hf['min_samples']} samples per input"
+                                                             if hf.get("min_samples") else ""))
     for w in record.get("warnings", []):
         if w.get("code") and not w.get("category"):
             lines.append(f"  warning  {w['code']}  {w['message']}" + (f"\n    fix: {w['fix']}" if w.get("fix") else ""))
@@ -167,7 +192,7 @@ def main(argv=None):
             print(json.dumps({"error": error.to_json()}, indent=2))
         else:
             print(error.render(), file=sys.stderr)
-        return EXIT_USAGE if error.code in ("export.bad-arguments", "export.bad-module", "export.framework-missing") \
+        return EXIT_USAGE if error.code in USAGE_CODES \
             else EXIT_FAILED
     if want_json:
         print(json.dumps(record, indent=2))

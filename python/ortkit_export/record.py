@@ -93,6 +93,17 @@ class ExportFailure:
 
 
 @_record
+class ExporterFallback:
+    """export hf: the default exporter failed and another one wrote the file."""
+
+    failed: str  # dynamo
+    used: str  # torchscript
+    step: str  # the step of the failed exporter that failed
+    reason: str  # its error, translated
+    dynamic_shapes: str  # what the fallback means for the dynamic axes
+
+
+@_record
 class HfSource:
     """What `ortkit export hf` exported: the checkpoint, the task, and how the model was wrapped."""
 
@@ -103,6 +114,15 @@ class HfSource:
     architecture: str
     transformers_version: str
     route: str
+    # A decoder with its cache whose layers attend over a window: each layer's window (None: the whole past).
+    # The cache keeps every position for every layer; the window is applied in the attention mask.
+    attention_windows: list[int | None] | Absent = ABSENT
+    references_past_window: bool | Absent = ABSENT  # test_data_set_1 holds more positions than the narrowest window
+    # CTC speech recognition: the audio the model was trained on, and the fewest samples that give one frame.
+    sampling_rate: int | Absent = ABSENT
+    min_samples: int | Absent = ABSENT
+    new_weights: list[str] | Absent = ABSENT  # --allow-new-weights: the weights Transformers initialised at random
+    fallback: ExporterFallback | Absent = ABSENT
 
 
 def axes_json(dynamic):

@@ -231,7 +231,10 @@ def _example_data(specs, dyn, data_sets, seed):
     return arrays0, shapes0, arrays1, shapes1
 
 
-def _run_first(model, arrays, specs, output_names, torch):
+INPUTS_FIX = "make --inputs match what forward() takes: names in order, element types and shapes"
+
+
+def _run_first(model, arrays, specs, output_names, torch, inputs_fix):
     """([(output name, array)], input tensors) on data set 0: the references, and the example the exporter traces."""
     try:
         return _run(model, arrays, output_names, torch)
@@ -240,7 +243,7 @@ def _run_first(model, arrays, specs, output_names, torch):
     except Exception as e:
         raise ExportError("export.bad-inputs", f"the model does not run on the given inputs "
                           f"({', '.join(s.describe() for s in specs)}): {type(e).__name__}: {str(e).splitlines()[0]}",
-                          "make --inputs match what forward() takes: names in order, element types and shapes") from e
+                          inputs_fix) from e
 
 
 def _run_second(model, arrays, shapes, output_names, torch, record):
@@ -349,7 +352,7 @@ def _write_references(record, out, model_path, specs, sets, outputs0):
     record.outputs = [TensorInfo(name=n, dtype=str(a.dtype), shape=list(a.shape)) for n, a in outputs0]
 
 
-def _export(torch, model, out, request, specs, dyn, record, data_sets, seed, where):
+def _export(torch, model, out, request, specs, dyn, record, data_sets, seed, where, inputs_fix):
     """The export's steps once the arguments are checked; each adds to `record`."""
     if request.training:
         model.train()
@@ -359,7 +362,7 @@ def _export(torch, model, out, request, specs, dyn, record, data_sets, seed, whe
         request.external_data = _weight_bytes(model) > INLINE_LIMIT
     record.external_data = bool(request.external_data)
     arrays0, shapes0, arrays1, shapes1 = _example_data(specs, dyn, data_sets, seed)
-    outputs0, tensors0 = _run_first(model, arrays0, specs, request.output_names, torch)
+    outputs0, tensors0 = _run_first(model, arrays0, specs, request.output_names, torch, inputs_fix)
     outputs1 = _run_second(model, arrays1, shapes1, request.output_names, torch, record)
     requested_dyn = {n: dict(a) for n, a in dyn.items()}
     out_axes = common.output_axes(outputs0, outputs1, dyn, shapes0, shapes1) if dyn and outputs1 else {}
@@ -380,7 +383,7 @@ def _export(torch, model, out, request, specs, dyn, record, data_sets, seed, whe
 
 def export_torch(model, inputs, out, dynamic=None, opset=None, sequence_axis=None, training=False, output_names=None,
                  data_sets=None, seed=0, module_ref=None, exporter=None, constant_folding=True, external_data=None,
-                 record_extra=None):
+                 record_extra=None, inputs_fix=INPUTS_FIX):
     """Exports `model` (a torch.nn.Module) to `out`/model.onnx with references and export.json.
 
     inputs: input specs ("x:float32[2,3,64,64]", a list of them, or InputSpec objects), in forward() order.
@@ -393,6 +396,7 @@ def export_torch(model, inputs, out, dynamic=None, opset=None, sequence_axis=Non
     data_sets: optional [inputs for set 0, inputs for set 1], each a list of numpy arrays in spec order;
       default: synthesised, set 1 at another size along every dynamic axis.
     record_extra: more fields of ExportRecord by name (export_hf records the checkpoint and task).
+    inputs_fix: the fix of export.bad-inputs when the model does not run on the inputs (export_hf names no --inputs).
     Returns the export.json record (ExportRecord.to_json()); raises ExportError (its code and fix) when the
     export fails, after writing export.json with the error.
     """
@@ -407,7 +411,7 @@ def export_torch(model, inputs, out, dynamic=None, opset=None, sequence_axis=Non
     where = _forward_location(model, module_ref)
     os.makedirs(out, exist_ok=True)
     try:
-        _export(torch, model, out, request, specs, dyn, record, data_sets, seed, where)
+        _export(torch, model, out, request, specs, dyn, record, data_sets, seed, where, inputs_fix)
     except ExportError as error:
         record.write_failure(out, error)
         raise

@@ -4,7 +4,9 @@ its schema (docs/schema/export.schema.json; tests/unit/export_record_test.cpp ho
 schema). Run by CTest as python.export (label python); uses tiny real torch and Keras models and the real
 exporters."""
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import sys
@@ -504,6 +506,142 @@ class Command(unittest.TestCase):
         self.assertEqual(returned, record)
         self.assertEqual((record["hf"]["task"], record["hf"]["part"], record["dim_limits"]),
                          ("feature-extraction", None, {"seq_len": 64}))
+
+
+class HfArchitectures(unittest.TestCase):
+    """What `export hf` reads from a checkpoint before exporting, and what it refuses: tiny configurations and
+    checkpoints written here (tests/e2e/export_hf_survey.sh exports the architectures end to end)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def save(self, name, model):
+        folder = os.path.join(self.tmp.name, name)
+        model.save_pretrained(folder)
+        return folder
+
+    def refusal(self, checkpoint, task, flags=()):
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            rc = cli.main(["--format", "json", "hf", checkpoint, "--task", task, "--out",
+                           os.path.join(self.tmp.name, "out")] + list(flags))
+        return rc, json.loads(stdout.getvalue())["error"] if rc else None
+
+    def test_positions_from_every_spelling(self):
+        import transformers as t
+
+        from ortkit_export.hf_export import _positions
+
+        bart = t.BartConfig(max_position_embeddings=64)
+        self.assertEqual((_positions(bart, None, "encoder"), _positions(bart, None, "decoder")), (64, 64))
+        whisper = t.WhisperConfig(max_source_positions=32, max_target_positions=48)
+        self.assertEqual((_positions(whisper, None, "encoder"), _positions(whisper, None, "decoder")), (32, 48))
+        self.assertEqual(_positions(t.GPT2Config(n_positions=128), None), 128)
+        clip = t.CLIPConfig(text_config={"max_position_embeddings": 16})
+        self.assertEqual(_positions(clip, None), 16)  # the nested text configuration's
+        self.assertIsNone(_positions(t.T5Config(), None))  # relative positions: no limit
+        roberta = t.RobertaModel(t.RobertaConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                                                 num_attention_heads=2, intermediate_size=16,
+                                                 max_position_embeddings=130, pad_token_id=1))
+        self.assertEqual(_positions(roberta.config, roberta), 128)  # positions start after padding_idx 1
+
+    def test_attention_windows_and_references_past_them(self):
+        import transformers as t
+
+        from ortkit_export.hf_export import _attention_windows, _past_for_window
+
+        common = dict(num_hidden_layers=2, sliding_window=8)
+        self.assertEqual(_attention_windows(t.Gemma2Config(**common)), [8, None])
+        self.assertEqual(_attention_windows(t.MistralConfig(**common)), [8, 8])
+        self.assertEqual(_attention_windows(t.MistralConfig(num_hidden_layers=2, sliding_window=None)), [None, None])
+        self.assertEqual(_attention_windows(t.Qwen2Config(num_hidden_layers=3, use_sliding_window=True,
+                                                          sliding_window=8, max_window_layers=1)), [None, 8, 8])
+        # test_data_set_1's past reaches the narrowest window, unless that cache is too large or too long
+        self.assertEqual(_past_for_window([8, None], 2, 2, 16, 2, 7, 6, 256), 8)
+        self.assertEqual(_past_for_window([None, None], 2, 2, 16, 2, 7, 6, 256), 7)
+        self.assertEqual(_past_for_window([4096] * 32, 32, 8, 128, 2, 7, 6, 32768), 7)
+        self.assertEqual(_past_for_window([8], 2, 2, 16, 2, 7, 6, 10), 7)
+
+    def test_chunked_attention_is_refused_naming_the_layer_and_window(self):
+        import transformers as t
+
+        from ortkit_export.hf_export import _attention_windows
+
+        config = t.Llama4TextConfig(num_hidden_layers=2, attention_chunk_size=8)
+        with self.assertRaises(ExportError) as caught:
+            _attention_windows(config)
+        self.assertEqual(caught.exception.code, "export.unsupported-architecture")
+        self.assertIn("decoder layer 0 is a 'chunked_attention' layer (window 8)", caught.exception.message)
+        self.assertIn("--task text-generation", caught.exception.fix)
+
+    def test_unsupported_class_names_the_tasks_it_has_and_export_torch(self):
+        import transformers as t
+
+        bert = self.save("bert", t.BertModel(t.BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                                                          num_attention_heads=2, intermediate_size=16)))
+        rc, error = self.refusal(bert, "automatic-speech-recognition")
+        self.assertEqual((rc, error["code"]), (2, "export.unsupported-architecture"))
+        self.assertIn("--task feature-extraction", error["fix"])
+        self.assertIn("ortkit export torch --module", error["fix"])
+        self.assertNotIn("--inputs match", error["fix"])
+
+    def test_a_head_not_in_the_checkpoint_is_refused_unless_asked_for(self):
+        import transformers as t
+
+        config = t.CLIPConfig(text_config=dict(vocab_size=50, hidden_size=16, intermediate_size=16,
+                                               num_hidden_layers=1, num_attention_heads=2,
+                                               max_position_embeddings=16),
+                              vision_config=dict(image_size=16, patch_size=8, hidden_size=16, intermediate_size=16,
+                                                 num_hidden_layers=1, num_attention_heads=2), projection_dim=8)
+        clip = self.save("clip", t.CLIPModel(config))
+        rc, error = self.refusal(clip, "image-classification")
+        self.assertEqual((rc, error["code"]), (2, "export.new-weights"))
+        self.assertIn("CLIPForImageClassification", error["message"])
+        self.assertIn("classifier.weight", error["message"])
+        self.assertIn("--allow-new-weights", error["fix"])
+        self.assertIn("--task zero-shot-image-classification", error["fix"])
+        out = os.path.join(self.tmp.name, "head")
+        from ortkit_export.hf_export import export_hf
+
+        record = export_hf(clip, "image-classification", out, allow_new_weights=True)
+        self.assertEqual(record["hf"]["new_weights"], ["classifier.bias", "classifier.weight"])
+        with open(os.path.join(out, "export.json")) as f:
+            self.assertEqual(schema_errors(json.load(f), load_schema()), [])
+
+    def test_ctc_facts(self):
+        import transformers as t
+
+        from ortkit_export.hf_export import _min_samples
+
+        self.assertEqual(_min_samples(t.Wav2Vec2Config()), 400)  # 25 ms at 16 kHz
+        self.assertEqual(_min_samples(t.HubertConfig(conv_dim=(8, 8), conv_kernel=(4, 2), conv_stride=(2, 2))), 6)
+        self.assertIsNone(_min_samples(t.WhisperConfig()))
+
+    def test_fallback_is_recorded_with_the_step_and_what_it_means(self):
+        from ortkit_export.hf_export import _export_choosing_exporter
+        from ortkit_export.record import HfSource
+
+        tried = []
+
+        def export(exporter):
+            tried.append(exporter)
+            if exporter is None:
+                raise ExportError("export.decomposition-failed", "failed to decompose (step 2/3): view", "fix")
+            return {"exporter": exporter}
+
+        source = HfSource(checkpoint="c", task="image-classification", part=None, model_type="swin",
+                          architecture="SwinForImageClassification", transformers_version="5", route="r")
+        self.assertEqual(_export_choosing_exporter(export, source, "swin", None), {"exporter": "torchscript"})
+        self.assertEqual(tried, [None, "torchscript"])
+        self.assertEqual((source.fallback.failed, source.fallback.used), ("dynamo", "torchscript"))
+        self.assertIn("step 2/3", source.fallback.step)
+        self.assertIn("dynamic", source.fallback.dynamic_shapes)
+        lines = cli.summary({"framework": "torch", "framework_version": "2", "exporter": "e", "opset": 18, "inputs": [],
+                             "dynamic_axes": {}, "hf": export_record._plain(source)}, "out")
+        self.assertIn("the dynamo exporter failed while decomposing the captured graph (step 2/3)", lines)
 
 
 if __name__ == "__main__":
