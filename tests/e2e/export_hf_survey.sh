@@ -13,12 +13,16 @@ survey="$src/tests/gallery/hf_survey.py"
   >/dev/null 2>"$work/checkpoints.log" || { cat "$work/checkpoints.log" >&2; fail "writing the checkpoints"; }
 
 healthy() {  # healthy FOLDER: doctor's verdict is HEALTHY with no diagnosis, both references passed; a CTC model's
-            # only diagnosis is the fewest samples it takes, the min_samples its export.json records
+            # only diagnosis is the fewest samples it takes, the min_samples its export.json records; a baked-batch
+            # heuristic the sweep's runs settle is a note
   "$ortkit" doctor "$1" --format json --runs 2 >"$1.doctor.json" || true
   "$python" - "$1.doctor.json" "$1/export.json" <<'PY' || fail "doctor $1"
 import json, sys
 r, hf = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["hf"]
-found = [(d["code"], d["message"][:300]) for d in r["diagnoses"]]
+# A Reshape whose literal first size the sweep's runs show is no batch (SigLIP's patch count) is a note.
+settled = lambda d: d["code"] == "graph.baked-batch-reshape" and d["severity"] == "info" and \
+    "so the batch does not stop there" in d["message"]
+found = [(d["code"], d["message"][:300]) for d in r["diagnoses"] if not settled(d)]
 if "min_samples" in hf:
     minimum = f"'samples' (input 'input_values' axis 1) needs at least {hf['min_samples']}:"
     assert [code for code, _ in found] == ["sweep.size-limit"] and minimum in found[0][1], found

@@ -38,6 +38,9 @@ SURVEY = [
     ("wavlm-ctc", "WavLM (CTC)", "WavLMForCTC", "automatic-speech-recognition", "none", "doctor HEALTHY"),
     ("clip", "CLIP", "CLIPModel", "zero-shot-image-classification", "none",
      "text and image batches of their own; doctor HEALTHY"),
+    ("siglip", "SigLIP", "SiglipModel", "zero-shot-image-classification", "none",
+     "text and image batches of their own; the pooling head's patch-count reshapes settled by the image batch's "
+     "runs (notes); doctor HEALTHY"),
 ]
 
 

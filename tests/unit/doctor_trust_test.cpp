@@ -276,6 +276,35 @@ TEST_F(DoctorTrust, RunsDecideTheOutputDimsInferenceCannotSize) {
   EXPECT_TRUE(judged) << nlohmann::json(counted.diagnoses).dump();
 }
 
+// A two-tower model (SigLIP's shape): the image tower reshapes with its patch count (16) first, which the
+// check's heuristic reads as a traced batch. The sweep runs the image batch at several sizes and every run
+// passes, so the finding is a note, whatever the text tower's batch is called.
+TEST_F(DoctorTrust, APatchCountFirstInAReshapeIsSettledByTheTowersOwnBatch) {
+  const auto report = Doctor(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    agraph (int64[text_batch, seq] input_ids, float[image_batch, 16, 4] pixels)
+        => (float[text_batch, seq] text, float[image_batch, 16, 4] image) {
+      text = Cast<to = 1> (input_ids)
+      patches_first = Transpose<perm = [1, 0, 2]> (pixels)
+      flat_shape = Constant<value = int64[2] {16, -1}> ()
+      flat = Reshape (patches_first, flat_shape)
+      pooled = Relu (flat)
+      back_shape = Constant<value = int64[3] {16, -1, 4}> ()
+      back = Reshape (pooled, back_shape)
+      image = Transpose<perm = [1, 0, 2]> (back)
+    }
+  )");
+  EXPECT_EQ(report.verdict, DoctorVerdict::kHealthy) << nlohmann::json(report.diagnoses).dump();
+  bool settled = false;
+  for (const auto& d : report.diagnoses) {
+    if (d.code != "graph.baked-batch-reshape") continue;
+    settled = true;
+    EXPECT_EQ(d.severity, Severity::kInfo) << d.message;
+    EXPECT_NE(d.message.find("the sweep ran 'image_batch' at"), std::string::npos) << d.message;
+  }
+  EXPECT_TRUE(settled) << nlohmann::json(report.diagnoses).dump();
+}
+
 // Every output a sequence (SplitToSequence): ortkit fetches tensors only, which is ortkit's limit, not the
 // model's defect. The model loads and runs; the note says its values were not checked.
 TEST_F(DoctorTrust, OutputsOrtkitDoesNotFetchAreANoteNotBroken) {

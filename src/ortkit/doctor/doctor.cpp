@@ -219,22 +219,37 @@ void SettleOutputDims(const SweepReport& sweep, std::vector<Diagnosis>& diagnose
 }
 
 // A Reshape constant that looked like a traced batch (check's graph.baked-batch-reshape, a heuristic) is
-// contradicted by a sweep that ran the model at two or more batch sizes with every cell passing: the
-// constant is something else (ICLabel's 100 frequency bins in a Fortran-order reshape), and the finding
-// becomes a note that says what the runs showed.
-void SettleBakedBatch(const SweepReport& sweep, std::vector<Diagnosis>& diagnoses) {
-  if (sweep.batch_dim.empty() || !sweep.Passed()) return;
-  std::set<std::int64_t> batches;
-  for (const auto& cell : sweep.cells) {
-    auto size = cell.sizes.find(sweep.batch_dim);
-    if (cell.state == SweepCell::State::kPassed && size != cell.sizes.end()) batches.insert(size->second);
-  }
-  if (batches.size() < 2) return;
+// contradicted by a sweep that ran the batch of the input the Reshape reads at two or more sizes with every
+// cell passing: the constant is something else (ICLabel's 100 frequency bins in a Fortran-order reshape, the
+// patch count of SigLIP's pooling head, whose image batch is not the text batch), and the finding becomes a
+// note that says what the runs showed.
+void SettleBakedBatch(const SweepReport& sweep, const onnx::ModelProto& model, std::vector<Diagnosis>& diagnoses) {
+  if (!sweep.Passed()) return;
+  // The batch of the input the Reshape's data comes from (a two-tower model has one per tower), else the sweep's.
+  auto batch_of = [&](const std::string& input) {
+    for (const auto& in : model.graph().input()) {
+      if (in.name() != input || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape() ||
+          in.type().tensor_type().shape().dim_size() == 0)
+        continue;
+      const auto& dim = in.type().tensor_type().shape().dim(0);
+      if (dim.has_dim_param() && !dim.dim_param().empty()) return dim.dim_param();
+      if (!dim.has_dim_value()) return fmt::format("{}:0", input);  // as NameUnnamedAxes names it
+    }
+    return sweep.batch_dim;
+  };
   for (auto& d : diagnoses) {
     if (d.code != "graph.baked-batch-reshape" || d.severity != Severity::kWarning) continue;
+    const std::string batch = batch_of(d.location.input);
+    if (batch.empty()) continue;
+    std::set<std::int64_t> batches;
+    for (const auto& cell : sweep.cells) {
+      auto size = cell.sizes.find(batch);
+      if (cell.state == SweepCell::State::kPassed && size != cell.sizes.end()) batches.insert(size->second);
+    }
+    if (batches.size() < 2) continue;
     d.severity = Severity::kInfo;
-    d.message += fmt::format("; but the sweep ran batches {} and every run passed, so the batch does not stop there",
-                             fmt::join(batches, ", "));
+    d.message += fmt::format("; but the sweep ran '{}' at {} and every run passed, so the batch does not stop there",
+                             batch, fmt::join(batches, ", "));
   }
 }
 
@@ -638,7 +653,7 @@ Result<DoctorReport> RunDoctor(Runtime& runtime, const DoctorOptions& options) {
         }
         if (provider.sweep) ConnectFrozenValues(*provider.sweep, diagnoses);
         if (provider.sweep) SettleOutputDims(*provider.sweep, diagnoses);
-        if (provider.sweep) SettleBakedBatch(*provider.sweep, diagnoses);
+        if (provider.sweep) SettleBakedBatch(*provider.sweep, *load.model->proto, diagnoses);
         report.providers.push_back(std::move(provider));
       }
       if (std::any_of(report.providers.begin(), report.providers.end(), [](const auto& p) { return p.loaded; }))
