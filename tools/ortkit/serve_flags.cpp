@@ -2,6 +2,7 @@
 #include "serve_flags.h"
 
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -51,7 +52,19 @@ void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
   cmd->add_option("--config", flags.models.configs,
                   "serving configuration (JSON, docs/serving.md) of the model; NAME=FILE with several models");
   cmd->add_option("--model-repository", flags.models.repository,
-                  "folder of NAME/model.onnx with optional NAME/config.json");
+                  "folder of NAME/model.onnx or NAME/VERSION/model.onnx with optional NAME/config.json");
+  const std::map<std::string, serve::ModelControlMode> modes = {{"none", serve::ModelControlMode::kNone},
+                                                                {"explicit", serve::ModelControlMode::kExplicit}};
+  cmd->add_option("--model-control", flags.models.control,
+                  "none: every model of the repository loads at start; explicit: the --load-model ones only")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+      ->default_str("none");
+  cmd->add_option("--load-model", flags.models.load_models,
+                  "with --model-control explicit, a model of the repository to load at start (repeatable; '*': "
+                  "every one)");
+  cmd->add_flag("--repository-api", flags.core.repository_api,
+                "answer the repository extension's load and unload (HTTP POST /v2/repository/models/NAME/load, "
+                "gRPC RepositoryModelLoad, ...); off, they are refused");
 }
 
 /// The front ends: where they listen, their limits and threads, and the drain.
@@ -149,6 +162,8 @@ serve::grpc::GrpcOptions GrpcOptionsOf(const ServeFlags& flags) {
 
 serve::CoreOptions CoreOptionsOf(const ServeFlags& flags) {
   serve::CoreOptions core = flags.core;
+  core.repository = flags.models.repository;
+  core.overrides = flags.overrides;
   core.limits.max_answer_bytes = flags.max_answer_mb << 20;
   core.max_inflight_bytes =
       flags.max_inflight_bytes.value_or(serve::DefaultInflightBytes(flags.max_body_mb << 20, UsableMemory()));
@@ -159,6 +174,11 @@ Status CheckServeFlags(const ServeFlags& flags) {
   ORTKIT_RETURN_IF_ERROR(HttpOptionsOf(flags).Validate());
   if (flags.grpc.port >= 0) ORTKIT_RETURN_IF_ERROR(GrpcOptionsOf(flags).Validate());
   ORTKIT_RETURN_IF_ERROR(CoreOptionsOf(flags).Validate());
+  if (flags.core.repository_api && flags.models.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--repository-api loads and unloads the models of a "
+                     "--model-repository DIR: give one");
+  }
   return CheckPortsDiffer(flags);
 }
 

@@ -31,6 +31,8 @@ enum class Endpoint {
   kLive,
   kReady,
   kRepositoryIndex,
+  kRepositoryLoad,
+  kRepositoryUnload,
   kMetrics,
   kModel,
   kModelReady,
@@ -78,6 +80,17 @@ Target ParseTarget(std::string_view target) {
   for (const Route& r : kFixedRoutes) {
     if (path == r.path) return Target{r.endpoint, r.method, "", ""};
   }
+  constexpr std::string_view kRepositoryModels = "/v2/repository/models/";
+  if (path.substr(0, kRepositoryModels.size()) == kRepositoryModels) {
+    std::string_view rest = path.substr(kRepositoryModels.size());
+    Target parsed;
+    parsed.model = NextSegment(&rest);
+    parsed.method = bhttp::verb::post;
+    if (parsed.model.empty()) return {};
+    if (rest == "/load") parsed.endpoint = Endpoint::kRepositoryLoad;
+    if (rest == "/unload") parsed.endpoint = Endpoint::kRepositoryUnload;
+    return parsed;
+  }
   constexpr std::string_view kModels = "/v2/models/";
   constexpr std::string_view kVersions = "/versions/";
   if (path.substr(0, kModels.size()) != kModels) return {};
@@ -104,13 +117,58 @@ std::string ErrorBody(std::string_view message) {
   return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string RepositoryIndexJson(const InferenceCore& core) {
-  json list = json::array();
-  for (const auto& name : core.ModelNames()) {
-    auto ready = core.IsModelReady(name, "");
-    list.push_back({{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
+// A repository request's body: empty, or a JSON object (Triton's {"ready": true} for the index,
+// {"parameters": {...}} for load and unload).
+Result<json> RepositoryBody(const std::string& body) {
+  if (body.empty()) return json::object();
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return MakeError(ErrorKind::kInvalidArgument, "the request body is not a JSON object");
   }
-  return list.dump();
+  return parsed;
+}
+
+Result<std::string> RepositoryIndexJson(const InferenceCore& core, const std::string& body) {
+  ORTKIT_ASSIGN_OR_RETURN(json request, RepositoryBody(body));
+  bool ready_only = false;
+  if (request.contains("ready")) {
+    if (!request["ready"].is_boolean())
+      return MakeError(ErrorKind::kInvalidArgument, "\"ready\" must be true or false");
+    ready_only = request["ready"].get<bool>();
+  }
+  json list = json::array();
+  for (const auto& entry : core.RepositoryIndex(ready_only)) {
+    json row = {{"name", entry.name}};
+    if (!entry.version.empty()) row["version"] = entry.version;
+    if (!entry.state.empty()) row["state"] = entry.state;
+    if (!entry.reason.empty()) row["reason"] = entry.reason;
+    list.push_back(std::move(row));
+  }
+  return list.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The "config" parameter of a load request's body: absent, or a JSON text (a string). File
+// overrides ("file:PATH") are refused: a load reads the repository's files.
+Result<std::optional<std::string>> LoadConfigOf(const std::string& body) {
+  ORTKIT_ASSIGN_OR_RETURN(json request, RepositoryBody(body));
+  if (!request.contains("parameters")) return std::optional<std::string>();
+  const json& parameters = request["parameters"];
+  if (!parameters.is_object()) return MakeError(ErrorKind::kInvalidArgument, "\"parameters\" must be an object");
+  std::optional<std::string> config;
+  for (const auto& [key, value] : parameters.items()) {
+    if (key == "config") {
+      if (!value.is_string()) {
+        return MakeError(ErrorKind::kInvalidArgument, "parameter \"config\" must be a string holding JSON");
+      }
+      config = value.get<std::string>();
+    } else if (key.rfind("file:", 0) == 0) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("parameter \"{}\": file overrides are not supported; put the files in the "
+                                   "repository",
+                                   key));
+    }
+  }
+  return config;
 }
 
 std::string ModelConfigJson(const ModelConfig& config) {
@@ -215,7 +273,14 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
     case Endpoint::kReady: return exchange->Write(MakeResponse(core_.IsReady() ? 200 : 503));
     case Endpoint::kMetrics:
       return exchange->Write(MakeResponse(200, core_.MetricsText(), "text/plain; version=0.0.4"));
-    case Endpoint::kRepositoryIndex: return exchange->Write(MakeResponse(200, RepositoryIndexJson(core_)));
+    case Endpoint::kRepositoryIndex: {
+      auto index = RepositoryIndexJson(core_, request.body());
+      if (!index.ok()) return fail(index.error());
+      return exchange->Write(MakeResponse(200, std::move(index).value()));
+    }
+    case Endpoint::kRepositoryLoad:
+    case Endpoint::kRepositoryUnload:
+      return RepositoryControl(exchange, request, target.endpoint == Endpoint::kRepositoryLoad, target.model);
     case Endpoint::kModel: {
       auto metadata = core_.Metadata(target.model, target.version);
       if (!metadata.ok()) return fail(metadata.error());
@@ -235,6 +300,29 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
     case Endpoint::kInfer: return Infer(exchange, request, target.model, target.version);
     case Endpoint::kUnknown: break;
   }
+}
+
+void Routes::RepositoryControl(const std::shared_ptr<Exchange>& exchange, Request& request, bool load,
+                               const std::string& model) {
+  if (!core_.repository_api()) {
+    return exchange->Fail(403,
+                          "the repository API is off: start ortkit serve with --repository-api to load and "
+                          "unload models");
+  }
+  Status done = OkStatus();
+  if (load) {
+    auto config = LoadConfigOf(request.body());
+    if (!config.ok()) return exchange->Fail(400, config.error().message);
+    // The load (sessions, warm-up) runs on this thread: the connections' other requests wait for
+    // it, none is refused.
+    done = core_.LoadModel(model, *config);
+  } else {
+    auto body = RepositoryBody(request.body());
+    if (!body.ok()) return exchange->Fail(400, body.error().message);
+    done = core_.UnloadModel(model);
+  }
+  if (!done.ok()) return exchange->Fail(HttpStatusFor(done.error().kind), done.error().message);
+  exchange->Write(MakeResponse(200));
 }
 
 void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,

@@ -85,6 +85,9 @@ class Routes {
  private:
   void Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,
              const std::string& version);
+  // POST /v2/repository/models/NAME/load and .../unload.
+  void RepositoryControl(const std::shared_ptr<Exchange>& exchange, Request& request, bool load,
+                         const std::string& model);
 
   InferenceCore& core_;
   std::string server_version_;
