@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The repository extension through tritonclient: tests/python/repository_test.py drives index, load
+# (with a config override, of a new version, of a broken one), reloads while requests run, unload and
+# the protocol's errors over HTTP and gRPC against `ortkit serve --model-control explicit
+# --repository-api`; then a server without --repository-api refuses load and unload.
+source "$2/tests/support/serve_e2e.sh"
+
+repo="$work/repository"
+"$python" "$src/tests/python/repository_test.py" --write-repository "$repo"
+
+start_server --model-repository "$repo" --model-control explicit --load-model other --repository-api \
+  --http-port 0 --grpc-port 0 --intra-op-threads 1
+[ -n "$grpc" ] || fail "no 'listening ... grpc=...' line"
+
+"$python" "$src/tests/python/repository_test.py" --http "$http" --grpc "$grpc" --repository "$repo" -v 2>&1 |
+  tee "$work/py.log" | tail -4
+grep -q '^OK' "$work/py.log" || fail "repository tests failed: $(cat "$work/py.log")"
+
+kill -TERM "$server"
+set +e; wait "$server"; rc=$?; set -e
+server=""
+[ "$rc" = 0 ] || fail "ortkit serve exited $rc after SIGTERM, expected 0"
+
+# Without --repository-api: the index answers, load and unload are refused with what to do.
+start_server --model-repository "$repo" --model-control explicit --load-model other --http-port 0 --grpc-port -1 \
+  --intra-op-threads 1
+code="$(curl -s -o "$work/refused.json" -w '%{http_code}' -X POST "http://$http/v2/repository/models/other/load")"
+[ "$code" = 403 ] || fail "load without --repository-api answered $code, expected 403"
+grep -q -- '--repository-api' "$work/refused.json" || fail "the refusal does not name --repository-api: $(cat "$work/refused.json")"
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://$http/v2/repository/models/other/unload")"
+[ "$code" = 403 ] || fail "unload without --repository-api answered $code, expected 403"
+code="$(curl -s -o "$work/index.json" -w '%{http_code}' -X POST "http://$http/v2/repository/index")"
+[ "$code" = 200 ] && grep -q '"READY"' "$work/index.json" || fail "the index answered $code: $(cat "$work/index.json")"
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '[1' "http://$http/v2/repository/index")"
+[ "$code" = 400 ] || fail "a malformed index body answered $code, expected 400"
+
+# Startup errors name the flag.
+"$ortkit" serve --model-repository "$repo" --load-model other --http-port 0 >"$work/bad.log" 2>&1 && fail "--load-model without explicit started"
+grep -q -- '--model-control explicit' "$work/bad.log" || fail "no hint to --model-control explicit: $(cat "$work/bad.log")"
+"$ortkit" serve --model-repository "$repo" --model-control explicit --load-model nowhere --http-port 0 >"$work/bad.log" 2>&1 &&
+  fail "--load-model nowhere started"
+grep -q "no model 'nowhere'" "$work/bad.log" || fail "unknown --load-model not named: $(cat "$work/bad.log")"
+echo "PASS: repository extension through tritonclient (http+grpc) against ortkit serve"
