@@ -161,19 +161,20 @@ class RepositoryTest(unittest.TestCase):
         for t in threads:
             t.start()
         try:
-            for reload in range(6):
+            for reload in range(20):
                 version_2 = os.path.join(self.adder, "2")
                 if reload % 2 == 0:
                     shutil.rmtree(version_2, ignore_errors=True)
                 else:
                     write_model(os.path.join(version_2, "model.onnx"), 2)
                 (self.grpc if reload % 2 else self.http).load_model("adder")
+                stop.wait(0.02)  # requests queue and run on the copy just swapped in
         finally:
             stop.set()
             for t in threads:
                 t.join()
         self.assertEqual(errors, [])
-        self.assertGreater(len(answers), 10)
+        self.assertGreater(len(answers), 40)
         self.assertTrue(set(answers) <= {11.0, 12.0}, set(answers))
 
     def test_7_unload(self):
