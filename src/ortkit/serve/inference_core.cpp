@@ -198,6 +198,10 @@ std::string InferenceCore::MetricsText() const {
 
 void InferenceCore::Shutdown() {
   ready_ = false;
+  {
+    std::unique_lock lock(models_mutex_);
+    shut_down_ = true;  // a load that ends after this stops its copy instead of serving it
+  }
   for (auto& m : Models()) m->Stop();
 }
 
@@ -229,6 +233,7 @@ Result<std::vector<std::shared_ptr<ServedModel>>> InferenceCore::LoadSources(std
 std::vector<std::shared_ptr<ServedModel>> InferenceCore::Swap(const std::string& name,
                                                               std::vector<std::shared_ptr<ServedModel>> loaded) {
   std::unique_lock lock(models_mutex_);
+  if (shut_down_) return loaded;  // the caller retires them
   std::vector<std::shared_ptr<ServedModel>> old;
   std::vector<std::shared_ptr<ServedModel>> kept;
   for (auto& m : models_) (m->name() == name ? old : kept).push_back(std::move(m));
@@ -258,6 +263,7 @@ Status InferenceCore::LoadModel(const std::string& name, const std::optional<std
                      fmt::format("cannot load model '{}': the server has no --model-repository to load it from", name));
   }
   std::lock_guard control(load_mutex_);
+  if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
   std::vector<std::string> notes;
   ORTKIT_ASSIGN_OR_RETURN(RepositoryModel model, ScanRepositoryModel(options_.repository, name, &notes));
   if (config_json) {
@@ -275,10 +281,15 @@ Status InferenceCore::LoadModel(const std::string& name, const std::optional<std
     return loaded.error();
   }
   auto old = Swap(name, std::move(loaded).value());
-  SetControl(name, std::nullopt);
-  ready_ = true;
   Retire(std::move(old));
+  if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
+  SetControl(name, std::nullopt);
   return OkStatus();
+}
+
+bool InferenceCore::ShutDown() const {
+  std::shared_lock lock(models_mutex_);
+  return shut_down_;
 }
 
 Status InferenceCore::UnloadModel(const std::string& name) {

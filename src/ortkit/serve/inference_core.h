@@ -215,11 +215,13 @@ class InferenceCore {
   void SetControl(const std::string& name, std::optional<ModelControl> control);
   // Loads `sources` into new models; the first failure (the ones built so far stopped).
   Result<std::vector<std::shared_ptr<ServedModel>>> LoadSources(std::vector<ModelSource> sources);
-  // Replaces NAME's served versions with `loaded` (none: unload), and returns the old ones.
+  // Replaces NAME's served versions with `loaded` (none: unload), and returns the old ones; after
+  // Shutdown() it changes nothing and returns `loaded`.
   std::vector<std::shared_ptr<ServedModel>> Swap(const std::string& name,
                                                  std::vector<std::shared_ptr<ServedModel>> loaded);
   // Waits until no caller holds each of `old` but this one, then stops it (its queue answered).
   static void Retire(std::vector<std::shared_ptr<ServedModel>> old);
+  bool ShutDown() const;  // Shutdown() was called
 
   Runtime* runtime_ = nullptr;
   CoreOptions options_;
@@ -227,6 +229,7 @@ class InferenceCore {
   mutable std::shared_mutex models_mutex_;
   std::vector<std::shared_ptr<ServedModel>> models_;  // by name, then version; guarded by models_mutex_
   std::map<std::string, ModelControl> control_;       // guarded by models_mutex_
+  bool shut_down_ = false;                            // guarded by models_mutex_
   std::mutex load_mutex_;                             // one LoadModel or UnloadModel at a time
   std::unique_ptr<ByteBudget> inflight_;
   std::vector<std::string> notes_;  // written by LoadModels only

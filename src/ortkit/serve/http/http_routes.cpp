@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -243,11 +247,58 @@ InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& enc
   }
 }
 
+/// One thread that runs the tasks given to it in order; the destructor runs what is queued, then joins.
+class ControlThread {
+ public:
+  ControlThread() : thread_([this] { Work(); }) {}
+  ~ControlThread() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  ControlThread(const ControlThread&) = delete;
+  ControlThread& operator=(const ControlThread&) = delete;
+
+  void Run(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void Work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mutex_
+  bool stopping_ = false;                    // guarded by mutex_
+  std::thread thread_;                       // last: starts once the rest is built
+};
+
 Routes::Routes(InferenceCore& core, const HttpOptions& options, std::function<void()> run_queued_soon)
     : core_(core),
       server_version_(options.server_version),
       run_on_io_thread_(options.run_on_io_thread),
-      run_queued_soon_(std::move(run_queued_soon)) {}
+      run_queued_soon_(std::move(run_queued_soon)),
+      control_(std::make_unique<ControlThread>()) {}
+
+Routes::~Routes() = default;
 
 void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request) {
   Target target = ParseTarget(request.target());
@@ -309,20 +360,21 @@ void Routes::RepositoryControl(const std::shared_ptr<Exchange>& exchange, Reques
                           "the repository API is off: start ortkit serve with --repository-api to load and "
                           "unload models");
   }
-  Status done = OkStatus();
+  std::optional<std::string> config;
   if (load) {
-    auto config = LoadConfigOf(request.body());
-    if (!config.ok()) return exchange->Fail(400, config.error().message);
-    // The load (sessions, warm-up) runs on this thread: the connections' other requests wait for
-    // it, none is refused.
-    done = core_.LoadModel(model, *config);
-  } else {
-    auto body = RepositoryBody(request.body());
-    if (!body.ok()) return exchange->Fail(400, body.error().message);
-    done = core_.UnloadModel(model);
+    auto parsed = LoadConfigOf(request.body());
+    if (!parsed.ok()) return exchange->Fail(400, parsed.error().message);
+    config = std::move(parsed).value();
+  } else if (auto body = RepositoryBody(request.body()); !body.ok()) {
+    return exchange->Fail(400, body.error().message);
   }
-  if (!done.ok()) return exchange->Fail(HttpStatusFor(done.error().kind), done.error().message);
-  exchange->Write(MakeResponse(200));
+  control_->Run([this, exchange, load, model, config = std::move(config)] {
+    Status done = load ? core_.LoadModel(model, config) : core_.UnloadModel(model);
+    exchange->Post([exchange, done = std::move(done)] {
+      if (!done.ok()) return exchange->Fail(HttpStatusFor(done.error().kind), done.error().message);
+      exchange->Write(MakeResponse(200));
+    });
+  });
 }
 
 void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,
