@@ -253,6 +253,7 @@ void InferenceCore::Retire(std::vector<std::shared_ptr<ServedModel>> old) {
     // the queue stops, so that the old copy answers it.
     while (m.use_count() > 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
     m->Stop();
+    m.reset();  // its sessions are freed here, before the next load needs the memory
   }
 }
 
