@@ -131,6 +131,8 @@ class RepositoryTest(unittest.TestCase):
         broken = rows(self.http.get_model_repository_index())["broken"]
         self.assertEqual(broken["state"], "UNAVAILABLE")
         self.assertIn("version 1", broken["reason"])
+        self.assertIn("[runtime.protobuf-parse-failed]", broken["reason"])  # the diagnosis: code, cause, fix
+        self.assertIn("fix: ", broken["reason"])
         # A broken new version of a served model: the served one answers on.
         os.makedirs(os.path.join(self.adder, "3"))
         with open(os.path.join(self.adder, "3", "model.onnx"), "wb") as f:

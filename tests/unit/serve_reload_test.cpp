@@ -132,6 +132,7 @@ TEST_F(ServeReload, AFailedReloadLeavesTheOldCopyServingAndSaysWhyInTheIndex) {
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->state, "READY");
   EXPECT_NE(a->reason.find("the last load failed"), std::string::npos) << a->reason;
+  EXPECT_NE(a->reason.find("[runtime.protobuf-parse-failed]; cause: "), std::string::npos) << a->reason;
   // A good copy again: served, and the reason gone.
   Write("a/1/model.onnx", kAddTwo);
   ASSERT_TRUE(core->LoadModel("a").ok());

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/core/cpus.h"
+#include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/serve/model_repository.h"
 #include "ortkit/serve/option_range.h"
 #include "ortkit/serve/served_model.h"
@@ -19,6 +20,16 @@ namespace {
 // A byte count as the range check takes it: beyond INT64_MAX it is out of every range anyway.
 std::int64_t Clamped(std::uint64_t bytes) {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, INT64_MAX));
+}
+
+// What a failed load says in the index: ONNX Runtime's refusal as `ortkit check` diagnoses it (its
+// code, cause and fix), ortkit's own refusals (bucketing, warm-up) as they are.
+std::string DiagnosisOf(const Error& error, const std::filesystem::path& file) {
+  if (error.kind != ErrorKind::kRuntime && error.kind != ErrorKind::kInvalidModel) return error.message;
+  Location where;
+  where.file = file.string();
+  const Diagnosis d = TranslateSessionError(error, where);
+  return fmt::format("{} [{}]; cause: {}; fix: {}", d.message, d.code, d.cause, d.fix);
 }
 
 }  // namespace
@@ -223,7 +234,7 @@ Result<std::vector<std::shared_ptr<ServedModel>>> InferenceCore::LoadSources(std
       model->Stop();
       for (auto& m : loaded) m->Stop();
       return MakeError(status.error().kind, fmt::format("model '{}' version {}: {}", model->name(), model->version(),
-                                                        status.error().message));
+                                                        DiagnosisOf(status.error(), model->path())));
     }
     loaded.push_back(std::move(model));
   }
