@@ -2,7 +2,7 @@
 #include "serve_flags.h"
 
 #include <limits>
-#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -57,7 +57,17 @@ void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
                                                                 {"explicit", serve::ModelControlMode::kExplicit}};
   cmd->add_option("--model-control", flags.models.control,
                   "none: every model of the repository loads at start; explicit: the --load-model ones only")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto mode = text == "none"       ? serve::ModelControlMode::kNone
+                              : text == "explicit" ? serve::ModelControlMode::kExplicit
+                                                   : std::optional<serve::ModelControlMode>();
+            if (!mode) return fmt::format("{} is not a mode: give none or explicit", text);
+            text = std::to_string(static_cast<int>(*mode));  // what CLI11 reads into the enum
+            return "";
+          },
+          ""))
+      ->type_name("none|explicit")
       ->default_str("none");
   cmd->add_option("--load-model", flags.models.load_models,
                   "with --model-control explicit, a model of the repository to load at start (repeatable; '*': "
