@@ -16,6 +16,25 @@ start_server --model-repository "$repo" --model-control explicit --load-model ot
   tee "$work/py.log" | tail -4
 grep -q '^OK' "$work/py.log" || fail "repository tests failed: $(cat "$work/py.log")"
 
+# A load that warms up for a while (x @ x^T at 4000 rows of 1024) runs off the I/O thread: health probes and
+# inferences over HTTP are answered meanwhile.
+config='{"parameters": {"config": "{\"warmup\": {\"dims\": {\"batch\": [4000]}}}"}}'
+curl -s -o "$work/slow.json" -w '%{http_code}' -X POST -d "$config" "http://$http/v2/repository/models/slow/load" \
+  >"$work/slow.code" &
+loader=$!
+sleep 0.2
+curl -sf --max-time 5 "http://$http/v2/health/live" >/dev/null || fail "no live answer while a model loads"
+body='{"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}'
+curl -sf --max-time 5 -d "$body" "http://$http/v2/models/other/infer" >"$work/during.json" ||
+  fail "no infer answer while a model loads"
+if kill -0 "$loader" 2>/dev/null; then
+  echo "answered live and infer while the load of 'slow' ran"
+else
+  echo "note: the load of 'slow' ended before the probes (a fast machine): nothing shown about overlap"
+fi
+wait "$loader"
+[ "$(cat "$work/slow.code")" = 200 ] || fail "the slow load answered $(cat "$work/slow.code"): $(cat "$work/slow.json")"
+
 kill -TERM "$server"
 set +e; wait "$server"; rc=$?; set -e
 server=""

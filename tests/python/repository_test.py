@@ -6,6 +6,7 @@ Run by tests/e2e/serve_repository.sh:
         adder/1/model.onnx   y = x + 1, FP32 x [-1, 4] (loaded through the API)
         other/model.onnx     y = x + 1 (loaded at start with --load-model other)
         broken/1/model.onnx  not a model: its load fails with a reason in the index
+        slow/model.onnx      y = x @ x^T, FP32 x [-1, 1024]: a load that warms up on a large batch takes a while
   python repository_test.py --http HOST:PORT --grpc HOST:PORT --repository DIR [-v]
       the tests, in order (they change what the server serves): index, load, load with a config
       override, load of a new version, a failed load that leaves the old copy serving, reloads while
@@ -47,7 +48,19 @@ def write_model(path, addend):
     onnx.save(adder_model(addend), path)
 
 
+def slow_model():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1024])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "batch"])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"]), helper.make_node("MatMul", ["x", "xt"], ["y"])]
+    graph = helper.make_graph(nodes, "slow", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
 def write_repository(root):
+    os.makedirs(os.path.join(root, "slow"), exist_ok=True)
+    onnx.save(slow_model(), os.path.join(root, "slow", "model.onnx"))
     write_model(os.path.join(root, "adder", "1", "model.onnx"), 1)
     write_model(os.path.join(root, "other", "model.onnx"), 1)
     os.makedirs(os.path.join(root, "broken", "1"), exist_ok=True)
@@ -89,12 +102,12 @@ class RepositoryTest(unittest.TestCase):
 
     def test_1_index_lists_every_model_with_the_loaded_one_ready(self):
         index = rows(self.http.get_model_repository_index())
-        self.assertEqual(set(index), {"adder", "broken", "other"})
+        self.assertEqual(set(index), {"adder", "broken", "other", "slow"})
         self.assertEqual(index["other"]["state"], "READY")
         self.assertEqual(index["other"]["version"], "1")
         self.assertNotIn("state", index["adder"])  # never loaded: its name only, as Triton's
         grpc_index = rows(self.grpc_index())
-        self.assertEqual(set(grpc_index), {"adder", "broken", "other"})
+        self.assertEqual(set(grpc_index), {"adder", "broken", "other", "slow"})
         self.assertEqual(grpc_index["other"]["state"], "READY")
         self.assertFalse(self.http.is_model_ready("adder"))
 
