@@ -27,6 +27,7 @@ mkdir -p "$repo/bert/1"
 "$build/bin/ortkit_make_model" bert-tiny "$repo/bert/1/model.onnx"
 cp "$repo/bert/1/model.onnx" "$work/good.onnx"
 
+: >"$work/serve.log"  # before the background shell opens it
 "$ortkit" serve --model-repository "$repo" --repository-api --http-port 0 --grpc-port -1 >"$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 1 300); do grep -q '^listening ' "$work/serve.log" && break; sleep 0.1; done
