@@ -53,6 +53,38 @@ code="$(curl -s -o "$work/index.json" -w '%{http_code}' -X POST "http://$http/v2
 code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '[1' "http://$http/v2/repository/index")"
 [ "$code" = 400 ] || fail "a malformed index body answered $code, expected 400"
 
+kill -TERM "$server"; wait "$server" || true; server=""
+
+# --repository-api-key: the index, load and unload answer only requests carrying the header (gRPC metadata).
+start_server --model-repository "$repo" --model-control explicit --load-model other --repository-api \
+  --repository-api-key 'X-Admin-Key=s3cret' --http-port 0 --grpc-port 0 --intra-op-threads 1
+code="$(curl -s -o "$work/refused.json" -w '%{http_code}' -X POST "http://$http/v2/repository/models/other/load")"
+[ "$code" = 403 ] && grep -q 'X-Admin-Key' "$work/refused.json" || fail "load without the key answered $code: $(cat "$work/refused.json")"
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'X-Admin-Key: wrong' "http://$http/v2/repository/index")"
+[ "$code" = 403 ] || fail "the index with a wrong key answered $code, expected 403"
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'X-Admin-Key: s3cret' "http://$http/v2/repository/models/other/load")"
+[ "$code" = 200 ] || fail "load with the key answered $code, expected 200"
+"$python" - "$http" "$grpc" <<'PY' || fail "tritonclient with and without the key"
+import sys
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+key = {"x-admin-key": "s3cret"}  # gRPC metadata names are lower case; HTTP takes any case
+for client in (httpclient.InferenceServerClient(sys.argv[1]), grpcclient.InferenceServerClient(sys.argv[2])):
+    client.load_model("other", headers=key)
+    client.unload_model("other", headers=key)
+    client.load_model("other", headers=key)
+    try:
+        client.unload_model("other")
+        sys.exit("unload without the key was answered")
+    except InferenceServerException as e:
+        assert e.status() in ("403", "StatusCode.PERMISSION_DENIED"), e.status()
+PY
+kill -TERM "$server"; wait "$server" || true; server=""
+"$ortkit" serve --model-repository "$repo" --repository-api-key 'X=1' --http-port 0 >"$work/bad.log" 2>&1 &&
+  fail "--repository-api-key without --repository-api started"
+grep -q -- '--repository-api-key goes with --repository-api' "$work/bad.log" || fail "$(cat "$work/bad.log")"
+
 # Startup errors name the flag.
 "$ortkit" serve --model-repository "$repo" --load-model other --http-port 0 >"$work/bad.log" 2>&1 && fail "--load-model without explicit started"
 grep -q -- '--model-control explicit' "$work/bad.log" || fail "no hint to --model-control explicit: $(cat "$work/bad.log")"

@@ -1,6 +1,8 @@
 // The flags of `ortkit serve`, registered with the defaults of the options they fill in, and checked.
 #include "serve_flags.h"
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
 #include <optional>
 
@@ -75,6 +77,9 @@ void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
   cmd->add_flag("--repository-api", flags.core.repository_api,
                 "answer the repository extension's load and unload (HTTP POST /v2/repository/models/NAME/load, "
                 "gRPC RepositoryModelLoad, ...); off, they are refused");
+  cmd->add_option("--repository-api-key", flags.repository_api_key,
+                  "NAME=VALUE: the repository API (index, load, unload) answers only requests carrying the HTTP "
+                  "header (gRPC metadata) NAME with VALUE; others get 403 / PERMISSION_DENIED");
 }
 
 /// The front ends: where they listen, their limits and threads, and the drain.
@@ -173,6 +178,10 @@ serve::grpc::GrpcOptions GrpcOptionsOf(const ServeFlags& flags) {
 serve::CoreOptions CoreOptionsOf(const ServeFlags& flags) {
   serve::CoreOptions core = flags.core;
   core.repository = flags.models.repository;
+  if (const auto eq = flags.repository_api_key.find('='); eq != std::string::npos) {
+    core.repository_key_name = flags.repository_api_key.substr(0, eq);
+    core.repository_key_value = flags.repository_api_key.substr(eq + 1);
+  }
   core.overrides = flags.overrides;
   core.limits.max_answer_bytes = flags.max_answer_mb << 20;
   core.max_inflight_bytes =
@@ -184,6 +193,21 @@ Status CheckServeFlags(const ServeFlags& flags) {
   ORTKIT_RETURN_IF_ERROR(HttpOptionsOf(flags).Validate());
   if (flags.grpc.port >= 0) ORTKIT_RETURN_IF_ERROR(GrpcOptionsOf(flags).Validate());
   ORTKIT_RETURN_IF_ERROR(CoreOptionsOf(flags).Validate());
+  if (!flags.repository_api_key.empty()) {
+    const auto eq = flags.repository_api_key.find('=');
+    const std::string name = flags.repository_api_key.substr(0, eq);
+    const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '-' || c == '_';
+    });
+    if (eq == std::string::npos || !token || eq + 1 == flags.repository_api_key.size()) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--repository-api-key takes NAME=VALUE: a header name (letters, digits, '-', '_') and a "
+                       "value that is not empty");
+    }
+    if (!flags.core.repository_api) {
+      return MakeError(ErrorKind::kInvalidArgument, "--repository-api-key goes with --repository-api");
+    }
+  }
   if (flags.core.repository_api && flags.models.repository.empty()) {
     return MakeError(ErrorKind::kInvalidArgument,
                      "--repository-api loads and unloads the models of a "

@@ -107,6 +107,11 @@ struct CoreOptions {
   /// Whether the front ends answer the repository extension's load and unload (--repository-api);
   /// off, they refuse them (HTTP 403, gRPC PERMISSION_DENIED).
   bool repository_api = false;
+  /// With repository_api, the key every repository call (index, load, unload) must carry, as Triton's
+  /// --http-restricted-api: an HTTP header (gRPC: metadata, its name in lower case) and its value.
+  /// Empty name: none.
+  std::string repository_key_name;
+  std::string repository_key_value;
 
   /// kInvalidArgument naming the field, its flag and the range.
   Status Validate() const;
@@ -164,6 +169,11 @@ class InferenceCore {
   /// READY rows only.
   std::vector<ModelIndexEntry> RepositoryIndex(bool ready_only) const;
   bool repository_api() const { return options_.repository_api; }
+  const std::string& repository_key_name() const { return options_.repository_key_name; }
+  /// Whether a repository call carrying `value` for repository_key_name() (none: nullptr) may go on.
+  bool RepositoryKeyAccepts(const std::string* value) const {
+    return options_.repository_key_name.empty() || (value != nullptr && *value == options_.repository_key_value);
+  }
 
   /// Queues `request`; `done` receives the outputs or the error: kNotFound (unknown model or
   /// version), kInvalidArgument (inputs do not fit the model), kUnavailable (not ready, queue

@@ -75,7 +75,7 @@ struct ModelSelection {
   std::vector<std::string> configs;  ///< FILE for the only model, or NAME=FILE
   std::string repository;            ///< empty: none
   ModelControlMode control = ModelControlMode::kNone;
-  std::vector<std::string> load_models;  ///< kExplicit: the models loaded at start; "*": every one
+  std::vector<std::string> load_models = {};  ///< kExplicit: the models loaded at start; "*": every one
 };
 
 /// The models of `selection`, each configuration with `overrides` applied and then validated; from a

@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -241,6 +243,21 @@ std::uint64_t AnswerBytes(const InferResponse& response) {
   return bytes;
 }
 
+// The repository key's metadata on `context` checked (CoreOptions::repository_key_name); OK when
+// none is asked for.
+Status CheckRepositoryKey(const ServerContext& context, const InferenceCore& core) {
+  if (core.repository_key_name().empty()) return Status::OK;
+  std::string name = core.repository_key_name();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto& metadata = context.client_metadata();
+  auto found = metadata.find(name);
+  const std::string given =
+      found == metadata.end() ? std::string() : std::string(found->second.data(), found->second.size());
+  if (core.RepositoryKeyAccepts(found == metadata.end() ? nullptr : &given)) return Status::OK;
+  return Status(StatusCode::PERMISSION_DENIED,
+                "the repository API needs the metadata " + name + " with its value (--repository-api-key)");
+}
+
 Status RepositoryApiOff() {
   return Status(StatusCode::PERMISSION_DENIED,
                 "the repository API is off: start ortkit serve with --repository-api to load and unload models");
@@ -286,6 +303,7 @@ class InferenceService final : public ServiceBase {
   Status RepositoryIndex(ServerContext* context, const inference::RepositoryIndexRequest* in,
                          inference::RepositoryIndexResponse* out) override {
     return Logged(context, "RepositoryIndex", "", [&] {
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
       for (const auto& entry : core_.RepositoryIndex(in->ready())) {
         auto* row = out->add_models();
         row->set_name(entry.name);
@@ -300,6 +318,7 @@ class InferenceService final : public ServiceBase {
                              inference::RepositoryModelLoadResponse*) override {
     return Logged(context, "RepositoryModelLoad", in->model_name(), [&] {
       if (!core_.repository_api()) return RepositoryApiOff();
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
       std::optional<std::string> config;
       for (const auto& [key, value] : in->parameters()) {
         if (key == "config") {
@@ -320,6 +339,7 @@ class InferenceService final : public ServiceBase {
                                inference::RepositoryModelUnloadResponse*) override {
     return Logged(context, "RepositoryModelUnload", in->model_name(), [&] {
       if (!core_.repository_api()) return RepositoryApiOff();
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
       ortkit::Status unloaded = core_.UnloadModel(in->model_name());
       return unloaded.ok() ? Status::OK : ToStatus(unloaded.error());
     });

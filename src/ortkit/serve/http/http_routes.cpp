@@ -313,6 +313,18 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
                          std::string(bhttp::to_string(target.method)), std::string(request.method_string())));
   }
   auto fail = [&](const Error& error) { exchange->Fail(HttpStatusFor(error.kind), error.message); };
+  const bool repository = target.endpoint == Endpoint::kRepositoryIndex ||
+                          target.endpoint == Endpoint::kRepositoryLoad ||
+                          target.endpoint == Endpoint::kRepositoryUnload;
+  if (repository && !core_.repository_key_name().empty()) {
+    auto field = request.find(core_.repository_key_name());
+    const std::string given = field == request.end() ? std::string() : std::string(field->value());
+    if (!core_.RepositoryKeyAccepts(field == request.end() ? nullptr : &given)) {
+      return exchange->Fail(403,
+                            fmt::format("the repository API needs the header {} with its value (--repository-api-key)",
+                                        core_.repository_key_name()));
+    }
+  }
   switch (target.endpoint) {
     case Endpoint::kServer: {
       json j = {{"name", "ortkit"},
