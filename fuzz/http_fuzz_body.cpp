@@ -58,14 +58,20 @@ Server* StartServer() {
   });
   onnx::ModelProto model;
   if (!onnx::OnnxParser::Parse(model, kModel).IsOK()) Fail("the model text does not parse");
-  const auto path = s->folder / "m.onnx";
+  // In a repository with its API on, so that the inputs reach load, unload and the index too.
+  const auto path = s->folder / "repository" / "m" / "1" / "model.onnx";
+  std::filesystem::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
   auto runtime = Runtime::Create();
   if (!runtime.ok()) Fail(runtime.error().message);
   s->runtime = std::move(runtime).value();
   serve::ModelSource source{"m", path, {}};
   source.config.batching.max_queue_delay_us = 100;
-  auto core = serve::InferenceCore::Create(*s->runtime, {source}, serve::CoreOptions{1});
+  serve::CoreOptions core_options{1};
+  core_options.repository = s->folder / "repository";
+  core_options.overrides.max_queue_delay_us = 100;
+  core_options.repository_api = true;
+  auto core = serve::InferenceCore::Create(*s->runtime, {source}, core_options);
   if (!core.ok()) Fail(core.error().message);
   s->core = std::move(core).value();
   if (Status loaded = s->core->LoadModels(); !loaded.ok()) Fail(loaded.error().message);

@@ -2,6 +2,8 @@
 // command line's overrides applied and checked after.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "ortkit/serve/model_config.h"
 #include "ortkit/serve/model_repository.h"
 #include "test_models.h"
@@ -82,6 +84,38 @@ TEST(ServeModelSources, RepositoryNotesComeBackAlsoWhenAnOverrideIsRefused) {
   EXPECT_FALSE(sources.ok());
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("skipped folder 'my model'"), std::string::npos) << notes[0];
+}
+
+TEST(ServeModelSources, ExplicitControlLoadsTheNamedModelsOnly) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b" / "2");
+  dir.Write("a/model.onnx", "x");
+  dir.Write("b/2/model.onnx", "x");
+  ModelSelection selection;
+  selection.repository = dir.path().string();
+  selection.control = ModelControlMode::kExplicit;
+  std::vector<std::string> notes;
+  auto none = ResolveModelSources(selection, {}, &notes);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());  // ready with nothing loaded, as Triton's explicit mode
+  selection.load_models = {"b"};
+  auto b = ResolveModelSources(selection, {}, &notes);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  ASSERT_EQ(b->size(), 1u);
+  EXPECT_EQ((*b)[0].name, "b");
+  EXPECT_EQ((*b)[0].version, 2);
+  selection.load_models = {"*"};
+  EXPECT_EQ(ResolveModelSources(selection, {}, &notes)->size(), 2u);
+  selection.load_models = {"a", "nowhere"};
+  EXPECT_NE(ErrorOf(selection).find("--load-model nowhere"), std::string::npos) << ErrorOf(selection);
+  selection.control = ModelControlMode::kNone;
+  EXPECT_NE(ErrorOf(selection).find("--load-model goes with --model-control explicit"), std::string::npos);
+  selection.repository.clear();
+  selection.load_models.clear();
+  selection.models = {"a=" + (dir.path() / "a" / "model.onnx").string()};
+  selection.control = ModelControlMode::kExplicit;
+  EXPECT_NE(ErrorOf(selection).find("--model-control explicit loads from a --model-repository"), std::string::npos);
 }
 
 }  // namespace

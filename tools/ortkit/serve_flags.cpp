@@ -1,7 +1,10 @@
 // The flags of `ortkit serve`, registered with the defaults of the options they fill in, and checked.
 #include "serve_flags.h"
 
+#include <algorithm>
+#include <cctype>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -51,7 +54,32 @@ void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
   cmd->add_option("--config", flags.models.configs,
                   "serving configuration (JSON, docs/serving.md) of the model; NAME=FILE with several models");
   cmd->add_option("--model-repository", flags.models.repository,
-                  "folder of NAME/model.onnx with optional NAME/config.json");
+                  "folder of NAME/model.onnx or NAME/VERSION/model.onnx with optional NAME/config.json");
+  const std::map<std::string, serve::ModelControlMode> modes = {{"none", serve::ModelControlMode::kNone},
+                                                                {"explicit", serve::ModelControlMode::kExplicit}};
+  cmd->add_option("--model-control", flags.models.control,
+                  "none: every model of the repository loads at start; explicit: the --load-model ones only")
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto mode = text == "none"       ? serve::ModelControlMode::kNone
+                              : text == "explicit" ? serve::ModelControlMode::kExplicit
+                                                   : std::optional<serve::ModelControlMode>();
+            if (!mode) return fmt::format("{} is not a mode: give none or explicit", text);
+            text = std::to_string(static_cast<int>(*mode));  // what CLI11 reads into the enum
+            return "";
+          },
+          ""))
+      ->type_name("none|explicit")
+      ->default_str("none");
+  cmd->add_option("--load-model", flags.models.load_models,
+                  "with --model-control explicit, a model of the repository to load at start (repeatable; '*': "
+                  "every one)");
+  cmd->add_flag("--repository-api", flags.core.repository_api,
+                "answer the repository extension's load and unload (HTTP POST /v2/repository/models/NAME/load, "
+                "gRPC RepositoryModelLoad, ...); off, they are refused");
+  cmd->add_option("--repository-api-key", flags.repository_api_key,
+                  "NAME=VALUE: the repository API (index, load, unload) answers only requests carrying the HTTP "
+                  "header (gRPC metadata) NAME with VALUE; others get 403 / PERMISSION_DENIED");
 }
 
 /// The front ends: where they listen, their limits and threads, and the drain.
@@ -149,6 +177,12 @@ serve::grpc::GrpcOptions GrpcOptionsOf(const ServeFlags& flags) {
 
 serve::CoreOptions CoreOptionsOf(const ServeFlags& flags) {
   serve::CoreOptions core = flags.core;
+  core.repository = flags.models.repository;
+  if (const auto eq = flags.repository_api_key.find('='); eq != std::string::npos) {
+    core.repository_key_name = flags.repository_api_key.substr(0, eq);
+    core.repository_key_value = flags.repository_api_key.substr(eq + 1);
+  }
+  core.overrides = flags.overrides;
   core.limits.max_answer_bytes = flags.max_answer_mb << 20;
   core.max_inflight_bytes =
       flags.max_inflight_bytes.value_or(serve::DefaultInflightBytes(flags.max_body_mb << 20, UsableMemory()));
@@ -159,6 +193,26 @@ Status CheckServeFlags(const ServeFlags& flags) {
   ORTKIT_RETURN_IF_ERROR(HttpOptionsOf(flags).Validate());
   if (flags.grpc.port >= 0) ORTKIT_RETURN_IF_ERROR(GrpcOptionsOf(flags).Validate());
   ORTKIT_RETURN_IF_ERROR(CoreOptionsOf(flags).Validate());
+  if (!flags.repository_api_key.empty()) {
+    const auto eq = flags.repository_api_key.find('=');
+    const std::string name = flags.repository_api_key.substr(0, eq);
+    const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '-' || c == '_';
+    });
+    if (eq == std::string::npos || !token || eq + 1 == flags.repository_api_key.size()) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "--repository-api-key takes NAME=VALUE: a header name (letters, digits, '-', '_') and a "
+                       "value that is not empty");
+    }
+    if (!flags.core.repository_api) {
+      return MakeError(ErrorKind::kInvalidArgument, "--repository-api-key goes with --repository-api");
+    }
+  }
+  if (flags.core.repository_api && flags.models.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--repository-api loads and unloads the models of a "
+                     "--model-repository DIR: give one");
+  }
   return CheckPortsDiffer(flags);
 }
 

@@ -31,6 +31,7 @@ struct ServeFlags {
   bool http_workers = false;         ///< run batches on the core's workers, never on the HTTP I/O thread
   std::string access_log;            ///< "-": stderr
   serve::ConfigOverrides overrides;  ///< of every model's configuration file
+  std::string repository_api_key;    ///< NAME=VALUE: the header the repository API asks for; empty: none
 };
 
 /// Registers serve's flags on `cmd` into `flags`, the defaults read from it.

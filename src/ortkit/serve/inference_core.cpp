@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "ortkit/core/cpus.h"
+#include "ortkit/diagnose/runtime_messages.h"
+#include "ortkit/serve/model_repository.h"
 #include "ortkit/serve/option_range.h"
 #include "ortkit/serve/served_model.h"
 
@@ -17,6 +20,16 @@ namespace {
 // A byte count as the range check takes it: beyond INT64_MAX it is out of every range anyway.
 std::int64_t Clamped(std::uint64_t bytes) {
   return static_cast<std::int64_t>(std::min<std::uint64_t>(bytes, INT64_MAX));
+}
+
+// What a failed load says in the index: ONNX Runtime's refusal as `ortkit check` diagnoses it (its
+// code, cause and fix), ortkit's own refusals (bucketing, warm-up) as they are.
+std::string DiagnosisOf(const Error& error, const std::filesystem::path& file) {
+  if (error.kind != ErrorKind::kRuntime && error.kind != ErrorKind::kInvalidModel) return error.message;
+  Location where;
+  where.file = file.string();
+  const Diagnosis d = TranslateSessionError(error, where);
+  return fmt::format("{} [{}]; cause: {}; fix: {}", d.message, d.code, d.cause, d.fix);
 }
 
 }  // namespace
@@ -36,7 +49,9 @@ Status CoreOptions::Validate() const {
 
 Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, std::vector<ModelSource> models,
                                                              const CoreOptions& options) {
-  if (models.empty()) return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
+  if (models.empty() && options.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "no model to serve");
+  }
   ORTKIT_RETURN_IF_ERROR(options.Validate());
   std::set<std::pair<std::string, std::int64_t>> names;
   for (const auto& m : models) {
@@ -53,7 +68,7 @@ Result<std::unique_ptr<InferenceCore>> InferenceCore::Create(Runtime& runtime, s
   core->runtime_ = &runtime;
   core->options_ = options;
   core->inflight_ = std::make_unique<ByteBudget>(options.max_inflight_bytes);
-  for (auto& m : models) core->models_.push_back(std::make_unique<ServedModel>(std::move(m), options.limits));
+  for (auto& m : models) core->models_.push_back(std::make_shared<ServedModel>(std::move(m), options.limits));
   return core;
 }
 
@@ -69,6 +84,7 @@ Status InferenceCore::LoadModels() {
   for (const auto& m : models_) instances += m->config().instances;
   // intra_op_threads 0: share the cores so that instances x threads fit them.
   const int intra = std::max(1, cores / std::max(1, instances));
+  intra_op_threads_ = intra;
   int threads = 0;
   for (const auto& m : models_) {
     const int per_instance = m->config().session.intra_op_threads == 0 ? intra : m->config().session.intra_op_threads;
@@ -92,20 +108,32 @@ Status InferenceCore::LoadModels() {
 
 std::vector<std::string> InferenceCore::notes() const { return notes_; }
 
-Result<ServedModel*> InferenceCore::Find(const std::string& name, const std::string& version) const {
-  ServedModel* highest = nullptr;
+Result<std::shared_ptr<ServedModel>> InferenceCore::Find(const std::string& name, const std::string& version) const {
+  std::shared_lock lock(models_mutex_);
+  std::shared_ptr<ServedModel> highest;
   std::vector<std::string> versions;
   for (const auto& m : models_) {
     if (m->name() != name) continue;
-    if (m->version() == version) return m.get();
-    highest = m.get();
+    if (m->version() == version) return m;
+    highest = m;
     versions.push_back(m->version());
   }
-  if (highest == nullptr) return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
+  if (highest == nullptr) {
+    auto control = control_.find(name);
+    if (control != control_.end() && control->second.state == ControlState::kLoading) {
+      return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is loading", name));
+    }
+    return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
+  }
   if (version.empty()) return highest;
   return MakeError(ErrorKind::kNotFound,
                    fmt::format("model '{}' has no version '{}' (it serves version{} {})", name, version,
                                versions.size() == 1 ? "" : "s", fmt::join(versions, ", ")));
+}
+
+std::vector<std::shared_ptr<ServedModel>> InferenceCore::Models() const {
+  std::shared_lock lock(models_mutex_);
+  return models_;
 }
 
 void InferenceCore::Infer(InferRequest request, InferCallback done) {
@@ -134,38 +162,39 @@ void InferenceCore::InferLater(InferRequest request, InferCallback done) {
 }
 
 void InferenceCore::RunQueued() {
-  for (auto& m : models_) m->RunQueued();
+  for (auto& m : Models()) m->RunQueued();
 }
 
 bool InferenceCore::IsReady() const {
-  return ready_ && std::all_of(models_.begin(), models_.end(), [](const auto& m) { return m->ready(); });
+  const auto models = Models();
+  return ready_ && std::all_of(models.begin(), models.end(), [](const auto& m) { return m->ready(); });
 }
 
 Result<bool> InferenceCore::IsModelReady(const std::string& name, const std::string& version) const {
-  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, version));
+  ORTKIT_ASSIGN_OR_RETURN(auto model, Find(name, version));
   return model->ready();
 }
 
 Result<ModelMetadata> InferenceCore::Metadata(const std::string& name, const std::string& version) const {
-  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, version));
+  ORTKIT_ASSIGN_OR_RETURN(auto model, Find(name, version));
   if (!model->ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", name));
   ModelMetadata metadata = model->metadata();
   metadata.versions.clear();
-  for (const auto& m : models_) {
+  for (const auto& m : Models()) {
     if (m->name() == name) metadata.versions.push_back(m->version());
   }
   return metadata;
 }
 
 Result<ModelConfig> InferenceCore::Config(const std::string& name) const {
-  ORTKIT_ASSIGN_OR_RETURN(ServedModel * model, Find(name, ""));
+  ORTKIT_ASSIGN_OR_RETURN(auto model, Find(name, ""));
   if (!model->ready()) return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not ready", name));
   return model->config();
 }
 
 std::vector<std::string> InferenceCore::ModelNames() const {
   std::vector<std::string> names;
-  for (const auto& m : models_) {
+  for (const auto& m : Models()) {
     if (names.empty() || names.back() != m->name()) names.push_back(m->name());
   }
   return names;
@@ -173,13 +202,168 @@ std::vector<std::string> InferenceCore::ModelNames() const {
 
 std::string InferenceCore::MetricsText() const {
   std::vector<MetricsSample> samples;
-  for (const auto& m : models_) samples.push_back(m->Sample());
+  const auto models = Models();
+  for (const auto& m : models) samples.push_back(m->Sample());
   return RenderPrometheus(samples) + inflight_->MetricsText();
 }
 
 void InferenceCore::Shutdown() {
   ready_ = false;
-  for (auto& m : models_) m->Stop();
+  {
+    std::unique_lock lock(models_mutex_);
+    shut_down_ = true;  // a load that ends after this stops its copy instead of serving it
+  }
+  for (auto& m : Models()) m->Stop();
+}
+
+void InferenceCore::SetControl(const std::string& name, std::optional<ModelControl> control) {
+  std::unique_lock lock(models_mutex_);
+  if (control)
+    control_[name] = std::move(*control);
+  else
+    control_.erase(name);
+}
+
+Result<std::vector<std::shared_ptr<ServedModel>>> InferenceCore::LoadSources(std::vector<ModelSource> sources) {
+  std::vector<std::shared_ptr<ServedModel>> loaded;
+  for (auto& source : sources) {
+    auto model = std::make_shared<ServedModel>(std::move(source), options_.limits);
+    std::vector<std::string> notes;
+    Status status = model->Load(*runtime_, intra_op_threads_, &notes);
+    if (!status.ok()) {
+      model->Stop();
+      for (auto& m : loaded) m->Stop();
+      return MakeError(status.error().kind, fmt::format("model '{}' version {}: {}", model->name(), model->version(),
+                                                        DiagnosisOf(status.error(), model->path())));
+    }
+    loaded.push_back(std::move(model));
+  }
+  return loaded;
+}
+
+std::vector<std::shared_ptr<ServedModel>> InferenceCore::Swap(const std::string& name,
+                                                              std::vector<std::shared_ptr<ServedModel>> loaded) {
+  std::unique_lock lock(models_mutex_);
+  if (shut_down_) return loaded;  // the caller retires them
+  std::vector<std::shared_ptr<ServedModel>> old;
+  std::vector<std::shared_ptr<ServedModel>> kept;
+  for (auto& m : models_) (m->name() == name ? old : kept).push_back(std::move(m));
+  for (auto& m : loaded) kept.push_back(std::move(m));
+  // By name, then version (digits: the shorter the lower), as Create sorts them.
+  std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(a->name(), a->version().size(), a->version()) <
+           std::make_tuple(b->name(), b->version().size(), b->version());
+  });
+  models_ = std::move(kept);
+  return old;
+}
+
+void InferenceCore::Retire(std::vector<std::shared_ptr<ServedModel>> old) {
+  for (auto& m : old) {
+    // A caller between Find() and Submit() holds a copy: its request must reach the queue before
+    // the queue stops, so that the old copy answers it.
+    while (m.use_count() > 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    m->Stop();
+    m.reset();  // its sessions are freed here, before the next load needs the memory
+  }
+}
+
+Status InferenceCore::LoadModel(const std::string& name, const std::optional<std::string>& config_json) {
+  ORTKIT_RETURN_IF_ERROR(CheckModelName(name));
+  if (options_.repository.empty()) {
+    return MakeError(ErrorKind::kNotFound,
+                     fmt::format("cannot load model '{}': the server has no --model-repository to load it from", name));
+  }
+  std::lock_guard control(load_mutex_);
+  if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
+  std::vector<std::string> notes;
+  ORTKIT_ASSIGN_OR_RETURN(RepositoryModel model, ScanRepositoryModel(options_.repository, name, &notes));
+  if (config_json) {
+    auto config = ParseModelConfig(*config_json, "the load request's config");
+    if (!config.ok()) return MakeError(ErrorKind::kInvalidArgument, config.error().message);
+    config->name = name;
+    model.config = std::move(config).value();
+  }
+  auto sources = SourcesOfModel(model, options_.overrides);
+  if (!sources.ok()) return sources.error();
+  SetControl(name, ModelControl{ControlState::kLoading, ""});
+  auto loaded = LoadSources(std::move(sources).value());
+  if (!loaded.ok()) {
+    SetControl(name, ModelControl{ControlState::kFailed, loaded.error().message});
+    return loaded.error();
+  }
+  auto old = Swap(name, std::move(loaded).value());
+  Retire(std::move(old));
+  if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
+  SetControl(name, std::nullopt);
+  return OkStatus();
+}
+
+bool InferenceCore::ShutDown() const {
+  std::shared_lock lock(models_mutex_);
+  return shut_down_;
+}
+
+Status InferenceCore::UnloadModel(const std::string& name) {
+  std::lock_guard control(load_mutex_);
+  bool served = false;
+  for (const auto& m : Models()) served = served || m->name() == name;
+  if (!served) {
+    std::vector<std::string> notes;
+    if (options_.repository.empty() || !ScanRepositoryModel(options_.repository, name, &notes).ok()) {
+      return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
+    }
+    return OkStatus();
+  }
+  SetControl(name, ModelControl{ControlState::kUnloading, ""});
+  auto old = Swap(name, {});
+  Retire(std::move(old));
+  SetControl(name, ModelControl{ControlState::kUnloaded, "unloaded"});
+  return OkStatus();
+}
+
+}  // namespace ortkit::serve
+
+namespace ortkit::serve {
+
+std::vector<ModelIndexEntry> InferenceCore::RepositoryIndex(bool ready_only) const {
+  std::set<std::string> names;
+  if (!options_.repository.empty()) {
+    if (auto scan = ScanModelRepository(options_.repository); scan.ok()) {
+      for (const auto& m : scan->models) names.insert(m.name);
+    }
+  }
+  std::shared_lock lock(models_mutex_);
+  for (const auto& m : models_) names.insert(m->name());
+  for (const auto& [name, control] : control_) names.insert(name);
+  std::vector<ModelIndexEntry> index;
+  for (const auto& name : names) {
+    auto found = control_.find(name);
+    const ModelControl* control = found == control_.end() ? nullptr : &found->second;
+    bool served = false;
+    for (const auto& m : models_) {
+      if (m->name() != name) continue;
+      served = true;
+      std::string reason;
+      if (control && control->state == ControlState::kFailed) {
+        reason = "this copy serves on; the last load failed: " + control->reason;
+      } else if (control && control->state == ControlState::kLoading) {
+        reason = "this copy serves on while a new one loads";
+      }
+      index.push_back({name, m->version(), m->ready() ? "READY" : "UNAVAILABLE", std::move(reason)});
+    }
+    if (served || ready_only) continue;
+    if (control == nullptr) {
+      index.push_back({name, "", "", ""});  // in the repository, never loaded
+      continue;
+    }
+    constexpr const char* kStates[] = {"LOADING", "UNLOADING", "UNAVAILABLE", "UNAVAILABLE"};
+    index.push_back({name, "", kStates[static_cast<int>(control->state)], control->reason});
+  }
+  if (ready_only) {
+    std::erase_if(index, [](const ModelIndexEntry& e) { return e.state != "READY"; });
+  }
+  return index;
 }
 
 }  // namespace ortkit::serve

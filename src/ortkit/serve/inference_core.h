@@ -2,11 +2,16 @@
 // The transport-neutral inference API: front ends (HTTP, gRPC) translate their wire format into
 // an InferRequest and the answer back, and reach models only through InferenceCore.
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,18 +100,46 @@ struct CoreOptions {
   /// The bytes of request bodies, inputs and answers the front ends may hold at once (inflight());
   /// 0: no limit. `ortkit serve` derives it from the memory (DefaultInflightBytes).
   std::uint64_t max_inflight_bytes = 0;
+  /// The repository folder that LoadModel() reads models from by name (ScanRepositoryModel), with
+  /// `overrides` applied to each configuration; empty: models are not loaded by name.
+  std::filesystem::path repository;
+  ConfigOverrides overrides;
+  /// Whether the front ends answer the repository extension's load and unload (--repository-api);
+  /// off, they refuse them (HTTP 403, gRPC PERMISSION_DENIED).
+  bool repository_api = false;
+  /// With repository_api, the key every repository call (index, load, unload) must carry, as Triton's
+  /// --http-restricted-api: an HTTP header (gRPC: metadata, its name in lower case) and its value.
+  /// Empty name: none.
+  std::string repository_key_name;
+  std::string repository_key_value;
 
   /// kInvalidArgument naming the field, its flag and the range.
   Status Validate() const;
 };
 
+/// One row of the repository index, as Triton's extension writes it: a model that was never
+/// loaded has its name only; state is READY, UNAVAILABLE, LOADING or UNLOADING.
+struct ModelIndexEntry {
+  std::string name;
+  std::string version;
+  std::string state;
+  std::string reason;
+};
+
 class ServedModel;
 
-/// Serves a fixed set of models. Thread-safe; every method may be called from any thread.
+/// Serves a set of models that LoadModel() and UnloadModel() change while requests run.
+/// Thread-safe; every method may be called from any thread.
+///
+/// A reload loads and warms up the new copy beside the old one, then swaps it in under the models'
+/// lock; requests already handed to the old copy (queued or running) are answered by it before it
+/// stops, and it stops only once no caller still holds it (Infer between its look-up and its
+/// Submit), so that no request is refused by a swap.
 class InferenceCore {
  public:
   /// Checks the sources (unique names) without loading anything: the server can answer liveness
-  /// probes while LoadModels() runs. `runtime` must outlive the core.
+  /// probes while LoadModels() runs. `runtime` must outlive the core. No source is an error unless
+  /// options.repository names a folder to load models from later.
   static Result<std::unique_ptr<InferenceCore>> Create(Runtime& runtime, std::vector<ModelSource> models,
                                                        const CoreOptions& options);
   ~InferenceCore();  ///< Shutdown()
@@ -119,6 +152,28 @@ class InferenceCore {
   Status LoadModels();
   /// What loading decided that a person should know (batching turned off for a model, ...).
   std::vector<std::string> notes() const;
+
+  /// Loads every version that NAME's configuration selects from options.repository, with
+  /// `config_json` (a config.json text, docs/serving.md) instead of NAME/config.json when given;
+  /// warms them up, then swaps them in for the versions served now, which finish what they hold.
+  /// While it runs the index says LOADING; a failure leaves the served versions serving and puts
+  /// the error in the index's reason. Loads run one at a time. kNotFound: no such model in the
+  /// repository (or no repository); kInvalidArgument: the config does not parse or validate; a
+  /// failed load's own error (kInvalidModel, kRuntime, ...) with the model and version named.
+  Status LoadModel(const std::string& name, const std::optional<std::string>& config_json = std::nullopt);
+  /// Stops serving every version of NAME once what it holds is answered (UNLOADING, then
+  /// UNAVAILABLE "unloaded"). kNotFound when NAME is neither served nor in the repository; a model
+  /// of the repository that is not served unloads as a no-op (Triton's contract).
+  Status UnloadModel(const std::string& name);
+  /// Every model of the repository and every served one, by name then version; `ready_only`: the
+  /// READY rows only.
+  std::vector<ModelIndexEntry> RepositoryIndex(bool ready_only) const;
+  bool repository_api() const { return options_.repository_api; }
+  const std::string& repository_key_name() const { return options_.repository_key_name; }
+  /// Whether a repository call carrying `value` for repository_key_name() (none: nullptr) may go on.
+  bool RepositoryKeyAccepts(const std::string* value) const {
+    return options_.repository_key_name.empty() || (value != nullptr && *value == options_.repository_key_value);
+  }
 
   /// Queues `request`; `done` receives the outputs or the error: kNotFound (unknown model or
   /// version), kInvalidArgument (inputs do not fit the model), kUnavailable (not ready, queue
@@ -156,12 +211,36 @@ class InferenceCore {
   void Shutdown();
 
  private:
+  // What a model's last load or unload left, for the index; absent: READY when served, else
+  // never loaded.
+  enum class ControlState { kLoading, kUnloading, kFailed, kUnloaded };
+  struct ModelControl {
+    ControlState state = ControlState::kLoading;
+    std::string reason;
+  };
+
   InferenceCore() = default;
-  Result<ServedModel*> Find(const std::string& name, const std::string& version) const;
+  Result<std::shared_ptr<ServedModel>> Find(const std::string& name, const std::string& version) const;
+  std::vector<std::shared_ptr<ServedModel>> Models() const;  // a copy, under the lock
+  void SetControl(const std::string& name, std::optional<ModelControl> control);
+  // Loads `sources` into new models; the first failure (the ones built so far stopped).
+  Result<std::vector<std::shared_ptr<ServedModel>>> LoadSources(std::vector<ModelSource> sources);
+  // Replaces NAME's served versions with `loaded` (none: unload), and returns the old ones; after
+  // Shutdown() it changes nothing and returns `loaded`.
+  std::vector<std::shared_ptr<ServedModel>> Swap(const std::string& name,
+                                                 std::vector<std::shared_ptr<ServedModel>> loaded);
+  // Waits until no caller holds each of `old` but this one, then stops it (its queue answered).
+  static void Retire(std::vector<std::shared_ptr<ServedModel>> old);
+  bool ShutDown() const;  // Shutdown() was called
 
   Runtime* runtime_ = nullptr;
   CoreOptions options_;
-  std::vector<std::unique_ptr<ServedModel>> models_;  // fixed after Create
+  int intra_op_threads_ = 1;  // per instance where a config says 0, decided by LoadModels
+  mutable std::shared_mutex models_mutex_;
+  std::vector<std::shared_ptr<ServedModel>> models_;  // by name, then version; guarded by models_mutex_
+  std::map<std::string, ModelControl> control_;       // guarded by models_mutex_
+  bool shut_down_ = false;                            // guarded by models_mutex_
+  std::mutex load_mutex_;                             // one LoadModel or UnloadModel at a time
   std::unique_ptr<ByteBudget> inflight_;
   std::vector<std::string> notes_;  // written by LoadModels only
   std::atomic<bool> ready_{false};

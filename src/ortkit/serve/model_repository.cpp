@@ -59,7 +59,21 @@ Result<std::vector<ModelSource>> SourcesFromRepository(const ModelSelection& sel
   }
   ORTKIT_ASSIGN_OR_RETURN(auto scan, ScanModelRepository(selection.repository));
   notes->insert(notes->end(), scan.notes.begin(), scan.notes.end());
-  if (scan.models.empty()) {
+  if (selection.control == ModelControlMode::kExplicit) {
+    const auto& wanted = selection.load_models;
+    const bool every = std::find(wanted.begin(), wanted.end(), "*") != wanted.end();
+    for (const auto& name : wanted) {
+      if (name == "*") continue;
+      if (std::none_of(scan.models.begin(), scan.models.end(), [&](const auto& m) { return m.name == name; })) {
+        return MakeError(ErrorKind::kNotFound, fmt::format("--load-model {}: the repository {} has no model '{}'", name,
+                                                           selection.repository, name));
+      }
+    }
+    if (!every) {
+      std::erase_if(scan.models,
+                    [&](const auto& m) { return std::find(wanted.begin(), wanted.end(), m.name) == wanted.end(); });
+    }
+  } else if (scan.models.empty()) {
     std::string skipped;
     for (const auto& note : scan.notes) skipped += "; " + note;
     return MakeError(ErrorKind::kNotFound, fmt::format("--model-repository {}: no NAME/model.onnx or "
@@ -251,6 +265,14 @@ Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selec
                                                      std::vector<std::string>* notes) {
   if (selection.models.empty() == selection.repository.empty()) {
     return MakeError(ErrorKind::kInvalidArgument, "give --model NAME=PATH (one or more) or --model-repository DIR");
+  }
+  if (selection.control == ModelControlMode::kExplicit && selection.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument, "--model-control explicit loads from a --model-repository DIR");
+  }
+  if (selection.control != ModelControlMode::kExplicit && !selection.load_models.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     "--load-model goes with --model-control explicit (without it, every model of the repository "
+                     "loads)");
   }
   ORTKIT_ASSIGN_OR_RETURN(auto sources, selection.repository.empty() ? SourcesFromFlags(selection)
                                                                      : SourcesFromRepository(selection, notes));

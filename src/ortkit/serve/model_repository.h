@@ -64,18 +64,25 @@ Result<RepositoryModel> ScanRepositoryModel(const std::filesystem::path& dir, co
 /// (naming the policy and the versions there are).
 Result<std::vector<ModelSource>> SourcesOfModel(const RepositoryModel& model, const ConfigOverrides& overrides);
 
+/// Which models of a repository are loaded at start (--model-control), as Triton's modes: kNone every
+/// one; kExplicit the --load-model names only, the rest when the repository API loads them.
+enum class ModelControlMode { kNone, kExplicit };
+
 /// The models to serve as the command line names them: --model flags, each with the --config
 /// that goes with it, or one repository folder.
 struct ModelSelection {
   std::vector<std::string> models;   ///< NAME=PATH, or a bare PATH (ModelFromFlag)
   std::vector<std::string> configs;  ///< FILE for the only model, or NAME=FILE
   std::string repository;            ///< empty: none
+  ModelControlMode control = ModelControlMode::kNone;
+  std::vector<std::string> load_models = {};  ///< kExplicit: the models loaded at start; "*": every one
 };
 
 /// The models of `selection`, each configuration with `overrides` applied and then validated; from a
 /// repository, one source per version its policy selects. kInvalidArgument unless exactly one of models and
-/// repository is given, for a --config with a repository, for a bare --config FILE with several models and for
-/// a NAME=FILE without its model; kNotFound for a repository without a model; otherwise the errors of
+/// repository is given, for a --config with a repository, for a bare --config FILE with several models, for
+/// a NAME=FILE without its model, for kExplicit without a repository and for --load-model without kExplicit;
+/// kNotFound for a repository without a model (kNone) or a --load-model it does not hold; otherwise the errors of
 /// ModelFromFlag, ScanModelRepository, SourcesOfModel and ValidateModelConfig. `notes` receives the
 /// repository scan's notes, also when a later step fails.
 Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,

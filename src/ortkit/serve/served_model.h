@@ -49,6 +49,7 @@ class ServedModel {
 
   const std::string& name() const { return source_.name; }
   const std::string& version() const { return version_; }  ///< source.version as the protocol writes it
+  const std::filesystem::path& path() const { return source_.path; }
   bool ready() const { return ready_.load(); }
   const ModelMetadata& metadata() const { return metadata_; }   ///< valid once ready()
   const ModelConfig& config() const { return source_.config; }  ///< what Load() settled on

@@ -4,9 +4,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -240,6 +243,26 @@ std::uint64_t AnswerBytes(const InferResponse& response) {
   return bytes;
 }
 
+// The repository key's metadata on `context` checked (CoreOptions::repository_key_name); OK when
+// none is asked for.
+Status CheckRepositoryKey(const ServerContext& context, const InferenceCore& core) {
+  if (core.repository_key_name().empty()) return Status::OK;
+  std::string name = core.repository_key_name();
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  const auto& metadata = context.client_metadata();
+  auto found = metadata.find(name);
+  const std::string given =
+      found == metadata.end() ? std::string() : std::string(found->second.data(), found->second.size());
+  if (core.RepositoryKeyAccepts(found == metadata.end() ? nullptr : &given)) return Status::OK;
+  return Status(StatusCode::PERMISSION_DENIED,
+                "the repository API needs the metadata " + name + " with its value (--repository-api-key)");
+}
+
+Status RepositoryApiOff() {
+  return Status(StatusCode::PERMISSION_DENIED,
+                "the repository API is off: start ortkit serve with --repository-api to load and unload models");
+}
+
 class InferenceService final : public ServiceBase {
  public:
   InferenceService(InferenceCore& core, const GrpcOptions& options) : core_(core), options_(options) {}
@@ -275,6 +298,50 @@ class InferenceService final : public ServiceBase {
       out->add_extensions("binary_tensor_data");
       out->add_extensions("model_repository");
       return Status::OK;
+    });
+  }
+  Status RepositoryIndex(ServerContext* context, const inference::RepositoryIndexRequest* in,
+                         inference::RepositoryIndexResponse* out) override {
+    return Logged(context, "RepositoryIndex", "", [&] {
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
+      for (const auto& entry : core_.RepositoryIndex(in->ready())) {
+        auto* row = out->add_models();
+        row->set_name(entry.name);
+        row->set_version(entry.version);
+        row->set_state(entry.state);
+        row->set_reason(entry.reason);
+      }
+      return Status::OK;
+    });
+  }
+  Status RepositoryModelLoad(ServerContext* context, const inference::RepositoryModelLoadRequest* in,
+                             inference::RepositoryModelLoadResponse*) override {
+    return Logged(context, "RepositoryModelLoad", in->model_name(), [&] {
+      if (!core_.repository_api()) return RepositoryApiOff();
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
+      std::optional<std::string> config;
+      for (const auto& [key, value] : in->parameters()) {
+        if (key == "config") {
+          if (value.parameter_choice_case() != inference::ModelRepositoryParameter::kStringParam) {
+            return Status(StatusCode::INVALID_ARGUMENT, "parameter \"config\" must be a string holding JSON");
+          }
+          config = value.string_param();
+        } else if (key.rfind("file:", 0) == 0) {
+          return Status(StatusCode::INVALID_ARGUMENT,
+                        "parameter \"" + key + "\": file overrides are not supported; put the files in the repository");
+        }
+      }
+      ortkit::Status loaded = core_.LoadModel(in->model_name(), config);
+      return loaded.ok() ? Status::OK : ToStatus(loaded.error());
+    });
+  }
+  Status RepositoryModelUnload(ServerContext* context, const inference::RepositoryModelUnloadRequest* in,
+                               inference::RepositoryModelUnloadResponse*) override {
+    return Logged(context, "RepositoryModelUnload", in->model_name(), [&] {
+      if (!core_.repository_api()) return RepositoryApiOff();
+      if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
+      ortkit::Status unloaded = core_.UnloadModel(in->model_name());
+      return unloaded.ok() ? Status::OK : ToStatus(unloaded.error());
     });
   }
   Status ModelMetadata(ServerContext* context, const inference::ModelMetadataRequest* in,

@@ -94,6 +94,11 @@ void Connection::Deliver(std::shared_ptr<InferAnswer> answer) {
   asio::post(socket_.get_executor(), std::move(write));
 }
 
+void Connection::Post(std::function<void()> task) {
+  if (owner_.OnIoThread()) return task();
+  asio::post(socket_.get_executor(), std::move(task));
+}
+
 // One gathered write: the head, the JSON, then the binary outputs from the response's own
 // tensors (Beast's serializer and a copy of every output into a body string cost 3 us per
 // bert-tiny answer).

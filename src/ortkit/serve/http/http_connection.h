@@ -71,6 +71,7 @@ class Connection : public Exchange, public std::enable_shared_from_this<Connecti
   void Write(Response res) override;
   void Fail(int status, std::string message) override;
   void Deliver(std::shared_ptr<InferAnswer> answer) override;
+  void Post(std::function<void()> task) override;
   ByteBudget::Reservation TakeReservation() override { return std::move(reservation_); }
 
  private:

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -31,6 +35,8 @@ enum class Endpoint {
   kLive,
   kReady,
   kRepositoryIndex,
+  kRepositoryLoad,
+  kRepositoryUnload,
   kMetrics,
   kModel,
   kModelReady,
@@ -78,6 +84,17 @@ Target ParseTarget(std::string_view target) {
   for (const Route& r : kFixedRoutes) {
     if (path == r.path) return Target{r.endpoint, r.method, "", ""};
   }
+  constexpr std::string_view kRepositoryModels = "/v2/repository/models/";
+  if (path.substr(0, kRepositoryModels.size()) == kRepositoryModels) {
+    std::string_view rest = path.substr(kRepositoryModels.size());
+    Target parsed;
+    parsed.model = NextSegment(&rest);
+    parsed.method = bhttp::verb::post;
+    if (parsed.model.empty()) return {};
+    if (rest == "/load") parsed.endpoint = Endpoint::kRepositoryLoad;
+    if (rest == "/unload") parsed.endpoint = Endpoint::kRepositoryUnload;
+    return parsed;
+  }
   constexpr std::string_view kModels = "/v2/models/";
   constexpr std::string_view kVersions = "/versions/";
   if (path.substr(0, kModels.size()) != kModels) return {};
@@ -104,13 +121,58 @@ std::string ErrorBody(std::string_view message) {
   return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string RepositoryIndexJson(const InferenceCore& core) {
-  json list = json::array();
-  for (const auto& name : core.ModelNames()) {
-    auto ready = core.IsModelReady(name, "");
-    list.push_back({{"name", name}, {"version", "1"}, {"state", ready.ok() && *ready ? "READY" : "UNAVAILABLE"}});
+// A repository request's body: empty, or a JSON object (Triton's {"ready": true} for the index,
+// {"parameters": {...}} for load and unload).
+Result<json> RepositoryBody(const std::string& body) {
+  if (body.empty()) return json::object();
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return MakeError(ErrorKind::kInvalidArgument, "the request body is not a JSON object");
   }
-  return list.dump();
+  return parsed;
+}
+
+Result<std::string> RepositoryIndexJson(const InferenceCore& core, const std::string& body) {
+  ORTKIT_ASSIGN_OR_RETURN(json request, RepositoryBody(body));
+  bool ready_only = false;
+  if (request.contains("ready")) {
+    if (!request["ready"].is_boolean())
+      return MakeError(ErrorKind::kInvalidArgument, "\"ready\" must be true or false");
+    ready_only = request["ready"].get<bool>();
+  }
+  json list = json::array();
+  for (const auto& entry : core.RepositoryIndex(ready_only)) {
+    json row = {{"name", entry.name}};
+    if (!entry.version.empty()) row["version"] = entry.version;
+    if (!entry.state.empty()) row["state"] = entry.state;
+    if (!entry.reason.empty()) row["reason"] = entry.reason;
+    list.push_back(std::move(row));
+  }
+  return list.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// The "config" parameter of a load request's body: absent, or a JSON text (a string). File
+// overrides ("file:PATH") are refused: a load reads the repository's files.
+Result<std::optional<std::string>> LoadConfigOf(const std::string& body) {
+  ORTKIT_ASSIGN_OR_RETURN(json request, RepositoryBody(body));
+  if (!request.contains("parameters")) return std::optional<std::string>();
+  const json& parameters = request["parameters"];
+  if (!parameters.is_object()) return MakeError(ErrorKind::kInvalidArgument, "\"parameters\" must be an object");
+  std::optional<std::string> config;
+  for (const auto& [key, value] : parameters.items()) {
+    if (key == "config") {
+      if (!value.is_string()) {
+        return MakeError(ErrorKind::kInvalidArgument, "parameter \"config\" must be a string holding JSON");
+      }
+      config = value.get<std::string>();
+    } else if (key.rfind("file:", 0) == 0) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       fmt::format("parameter \"{}\": file overrides are not supported; put the files in the "
+                                   "repository",
+                                   key));
+    }
+  }
+  return config;
 }
 
 std::string ModelConfigJson(const ModelConfig& config) {
@@ -185,11 +247,58 @@ InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& enc
   }
 }
 
+/// One thread that runs the tasks given to it in order; the destructor runs what is queued, then joins.
+class ControlThread {
+ public:
+  ControlThread() : thread_([this] { Work(); }) {}
+  ~ControlThread() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  ControlThread(const ControlThread&) = delete;
+  ControlThread& operator=(const ControlThread&) = delete;
+
+  void Run(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void Work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mutex_
+  bool stopping_ = false;                    // guarded by mutex_
+  std::thread thread_;                       // last: starts once the rest is built
+};
+
 Routes::Routes(InferenceCore& core, const HttpOptions& options, std::function<void()> run_queued_soon)
     : core_(core),
       server_version_(options.server_version),
       run_on_io_thread_(options.run_on_io_thread),
-      run_queued_soon_(std::move(run_queued_soon)) {}
+      run_queued_soon_(std::move(run_queued_soon)),
+      control_(std::make_unique<ControlThread>()) {}
+
+Routes::~Routes() = default;
 
 void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request) {
   Target target = ParseTarget(request.target());
@@ -204,6 +313,18 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
                          std::string(bhttp::to_string(target.method)), std::string(request.method_string())));
   }
   auto fail = [&](const Error& error) { exchange->Fail(HttpStatusFor(error.kind), error.message); };
+  const bool repository = target.endpoint == Endpoint::kRepositoryIndex ||
+                          target.endpoint == Endpoint::kRepositoryLoad ||
+                          target.endpoint == Endpoint::kRepositoryUnload;
+  if (repository && !core_.repository_key_name().empty()) {
+    auto field = request.find(core_.repository_key_name());
+    const std::string given = field == request.end() ? std::string() : std::string(field->value());
+    if (!core_.RepositoryKeyAccepts(field == request.end() ? nullptr : &given)) {
+      return exchange->Fail(403,
+                            fmt::format("the repository API needs the header {} with its value (--repository-api-key)",
+                                        core_.repository_key_name()));
+    }
+  }
   switch (target.endpoint) {
     case Endpoint::kServer: {
       json j = {{"name", "ortkit"},
@@ -215,7 +336,14 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
     case Endpoint::kReady: return exchange->Write(MakeResponse(core_.IsReady() ? 200 : 503));
     case Endpoint::kMetrics:
       return exchange->Write(MakeResponse(200, core_.MetricsText(), "text/plain; version=0.0.4"));
-    case Endpoint::kRepositoryIndex: return exchange->Write(MakeResponse(200, RepositoryIndexJson(core_)));
+    case Endpoint::kRepositoryIndex: {
+      auto index = RepositoryIndexJson(core_, request.body());
+      if (!index.ok()) return fail(index.error());
+      return exchange->Write(MakeResponse(200, std::move(index).value()));
+    }
+    case Endpoint::kRepositoryLoad:
+    case Endpoint::kRepositoryUnload:
+      return RepositoryControl(exchange, request, target.endpoint == Endpoint::kRepositoryLoad, target.model);
     case Endpoint::kModel: {
       auto metadata = core_.Metadata(target.model, target.version);
       if (!metadata.ok()) return fail(metadata.error());
@@ -235,6 +363,30 @@ void Routes::Handle(const std::shared_ptr<Exchange>& exchange, Request& request)
     case Endpoint::kInfer: return Infer(exchange, request, target.model, target.version);
     case Endpoint::kUnknown: break;
   }
+}
+
+void Routes::RepositoryControl(const std::shared_ptr<Exchange>& exchange, Request& request, bool load,
+                               const std::string& model) {
+  if (!core_.repository_api()) {
+    return exchange->Fail(403,
+                          "the repository API is off: start ortkit serve with --repository-api to load and "
+                          "unload models");
+  }
+  std::optional<std::string> config;
+  if (load) {
+    auto parsed = LoadConfigOf(request.body());
+    if (!parsed.ok()) return exchange->Fail(400, parsed.error().message);
+    config = std::move(parsed).value();
+  } else if (auto body = RepositoryBody(request.body()); !body.ok()) {
+    return exchange->Fail(400, body.error().message);
+  }
+  control_->Run([this, exchange, load, model, config = std::move(config)] {
+    Status done = load ? core_.LoadModel(model, config) : core_.UnloadModel(model);
+    exchange->Post([exchange, done = std::move(done)] {
+      if (!done.ok()) return exchange->Fail(HttpStatusFor(done.error().kind), done.error().message);
+      exchange->Write(MakeResponse(200));
+    });
+  });
 }
 
 void Routes::Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,

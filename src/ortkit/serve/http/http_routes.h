@@ -66,16 +66,24 @@ class Exchange {
   /// Answers with an inference's answer. From any thread: a worker's answer is handed to the I/O
   /// thread, which writes it.
   virtual void Deliver(std::shared_ptr<InferAnswer> answer) = 0;
+  /// Runs `task` on the I/O thread (at once when called there): for an answer computed elsewhere
+  /// to be written with Write or Fail.
+  virtual void Post(std::function<void()> task) = 0;
   /// What the request's body holds of the server's budget (ByteBudget), for the request to keep
   /// until its answer is written; empty after the first call.
   virtual ByteBudget::Reservation TakeReservation() = 0;
 };
+
+class ControlThread;
 
 class Routes {
  public:
   /// `core` must outlive the routes. `run_queued_soon` is called on the I/O thread after an
   /// inference is queued for it to run (HttpOptions::run_on_io_thread).
   Routes(InferenceCore& core, const HttpOptions& options, std::function<void()> run_queued_soon);
+  ~Routes();  ///< waits for a load or unload in progress
+  Routes(const Routes&) = delete;
+  Routes& operator=(const Routes&) = delete;
 
   /// Answers `request` through `exchange`: at once, or for an inference once the core has
   /// answered (the callback keeps `exchange` alive until then). On the I/O thread. The request's
@@ -85,11 +93,17 @@ class Routes {
  private:
   void Infer(const std::shared_ptr<Exchange>& exchange, Request& request, const std::string& model,
              const std::string& version);
+  // POST /v2/repository/models/NAME/load and .../unload.
+  void RepositoryControl(const std::shared_ptr<Exchange>& exchange, Request& request, bool load,
+                         const std::string& model);
 
   InferenceCore& core_;
   std::string server_version_;
   bool run_on_io_thread_;
   std::function<void()> run_queued_soon_;
+  // Loads and unloads (sessions, warm-up: seconds) run here, not on the I/O thread, which goes on
+  // answering the other requests meanwhile.
+  std::unique_ptr<ControlThread> control_;
 };
 
 }  // namespace ortkit::serve::http
