@@ -239,13 +239,18 @@ void SettleBakedBatch(const SweepReport& sweep, const onnx::ModelProto& model, s
   };
   for (auto& d : diagnoses) {
     if (d.code != "graph.baked-batch-reshape" || d.severity != Severity::kWarning) continue;
-    const std::string batch = batch_of(d.location.input);
-    if (batch.empty()) continue;
-    std::set<std::int64_t> batches;
-    for (const auto& cell : sweep.cells) {
-      auto size = cell.sizes.find(batch);
-      if (cell.state == SweepCell::State::kPassed && size != cell.sizes.end()) batches.insert(size->second);
-    }
+    auto sizes_run = [&](const std::string& dim) {
+      std::set<std::int64_t> sizes;
+      for (const auto& cell : sweep.cells) {
+        auto size = cell.sizes.find(dim);
+        if (cell.state == SweepCell::State::kPassed && size != cell.sizes.end()) sizes.insert(size->second);
+      }
+      return sizes;
+    };
+    std::string batch = batch_of(d.location.input);
+    std::set<std::int64_t> batches = sizes_run(batch);
+    // An input batch tied to another input's (ICLabel's three) is swept under that one's name: the sweep's.
+    if (batches.empty() && !sweep.batch_dim.empty()) batches = sizes_run(batch = sweep.batch_dim);
     if (batches.size() < 2) continue;
     d.severity = Severity::kInfo;
     d.message += fmt::format("; but the sweep ran '{}' at {} and every run passed, so the batch does not stop there",
