@@ -64,6 +64,8 @@ debian_packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libzip-dev
   clang libclang-rt-14-dev clang-format clang-tidy
   libboost-dev rapidjson-dev libjemalloc-dev libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc curl
+  libssl-dev  # serve: base64 of the repository load's file overrides
+  libxxhash-dev  # serve --model-control poll: content digests of the repository (header only, inlined)
   python3 python3-venv python3-numpy python3-yaml unzip
   podman runc debootstrap
   chromium  # tests/e2e/report.sh opens the HTML report pages in headless Chromium

@@ -3,7 +3,8 @@
 # packages this build (no debug information) over the base that scripts/setup.sh made with debootstrap (so
 # nothing is downloaded here); the container runs as its non-root user with a read-only root file system and
 # the model repository mounted read-only; tritonclient infers over HTTP and gRPC (tests/python/container_client.py),
-# /metrics is read; SIGTERM (podman stop) drains and exits 0.
+# /metrics is read; a new version written into the mounted repository is loaded through the repository API
+# and served; SIGTERM (podman stop) drains and exits 0.
 # Cost: about 15 s to build the image from the cached base, 10 s to run.
 source "$2/tests/support/e2e.sh"
 need_python
@@ -36,7 +37,8 @@ mkdir -p "$work/models/encoder/1"
 "$bin/ortkit_make_model" demo-encoder "$work/models/encoder/1/model.onnx" >/dev/null
 chmod -R a+rX "$work/models"
 "${podman[@]}" run -d --name "$name" --read-only -v "$work/models:/models:ro" \
-  -p 127.0.0.1::8000 -p 127.0.0.1::8001 -p 127.0.0.1::8002 "$image" >/dev/null
+  -p 127.0.0.1::8000 -p 127.0.0.1::8001 -p 127.0.0.1::8002 "$image" \
+  --model-control explicit --load-model '*' --repository-api >/dev/null
 port() { "${podman[@]}" port "$name" "$1/tcp" | head -1 | sed 's/.*://'; }
 http="127.0.0.1:$(port 8000)"; grpc="127.0.0.1:$(port 8001)"; metrics="127.0.0.1:$(port 8002)"
 for _ in $(seq 1 300); do
@@ -56,6 +58,19 @@ ok "runs as user 65532; the repository and the root file system are read-only"
   --model "$work/models/encoder/1/model.onnx" >"$work/client.log" 2>&1 \
   || { cat "$work/client.log" >&2; fail "tritonclient against the container failed"; }
 cat "$work/client.log"
+
+# A reload through the repository API: version 2 lands in the repository (read-only inside, written outside),
+# the load answers once it serves, version 1 is retired by the policy (latest 1).
+mkdir -p "$work/models/encoder/2"
+"$bin/ortkit_make_model" demo-encoder "$work/models/encoder/2/model.onnx" >/dev/null
+chmod -R a+rX "$work/models"
+code="$(curl -s -o "$work/load.json" -w '%{http_code}' -X POST "http://$http/v2/repository/models/encoder/load")"
+[ "$code" = 200 ] || fail "the load of version 2 answered $code: $(cat "$work/load.json")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$http/v2/models/encoder/versions/2/ready")" = 200 ] ||
+  fail "version 2 is not ready after its load"
+curl -s -X POST "http://$http/v2/repository/index" | grep -q '"state":"READY","version":"2"' ||
+  fail "the index does not show version 2 READY: $(curl -s -X POST "http://$http/v2/repository/index")"
+ok "version 2 loaded through the repository API and served"
 
 "${podman[@]}" stop -t 40 "$name" >/dev/null
 rc="$("${podman[@]}" inspect -f '{{.State.ExitCode}}' "$name")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# --report FILE.html end to end: check and doctor write one self-contained page, headless Chromium opens it
+# --report FILE.html end to end: check, doctor, validate --localize and bench --profile write one self-contained page, headless Chromium opens it
 # from disk, and the rendered DOM holds the finding, its node highlighted in the graph around it, and the
 # model outline its script built; the page references nothing outside itself.
 source "$2/tests/support/e2e.sh"
@@ -57,6 +57,50 @@ timeout 120 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run --u
   --window-size=1200,1600 --screenshot="$work/doctor.png" "file://$work/doctor.html" 2>"$work/chromium.log" ||
   fail "no screenshot"
 [ "$(stat -c %s "$work/doctor.png")" -gt 20000 ] || fail "the screenshot is blank ($(stat -c %s "$work/doctor.png") bytes)"
+
+# validate --localize --report: a model whose every Mul drifts a little further from the reference's. The error
+# rises along the graph until it leaves the tolerance; the page draws it node by node and marks where.
+chain() {  # chain FACTOR_STEP: y = x * 3^8, the k-th factor 3 * (1 + k * FACTOR_STEP), an initializer
+  local inits="" body="  v0 = Identity(x)"
+  for k in 1 2 3 4 5 6 7 8; do
+    inits+="${inits:+, }float[1] c$k = {$(python3 -c "print(3 * (1 + $k * $1))")}"
+    body+="
+  v$k = Mul(v$((k - 1)), c$k)"
+  done
+  printf '<ir_version: 8, opset_import: ["" : 17]>\nchain (float[batch, 8] x) => (float[batch, 8] y) <%s> {\n%s\n  y = Identity(v8)\n}\n' \
+    "$inits" "$body"
+}
+chain 0 | "$bin/ortkit_make_model" from-text "$work/exact.onnx" || fail "the chain does not parse"
+chain 0.0002 | "$bin/ortkit_make_model" from-text "$work/drift.onnx" || fail "the drifting chain does not parse"
+"$ortkit" run "$work/exact.onnx" --dim batch=2 --output-dir "$work/ref" --save-format pb >/dev/null ||
+  fail "ortkit run could not write the reference"
+expect_rc 1 "$ortkit" validate "$work/drift.onnx" --reference "$work/ref/test_data_set_0" --localize \
+  --report "$work/validate.html"
+self_contained "$work/validate.html" || fail "validate's page references something outside itself"
+render "$work/validate.html" "$work/validate.dom"
+grep -q '<code>validate.diverges-at-node</code>' "$work/validate.dom" || fail "the localisation's finding is not on the page"
+grep -q 'id="overlay"' "$work/validate.dom" || fail "no error along the graph"
+grep -q 'class="mark"><title>the first diverging node: ' "$work/validate.dom" || fail "the first diverging node is not marked"
+python3 - "$work/validate.html" <<'PY' || fail "the error does not rise along the graph"
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+data = json.loads(re.search(r'id="overlay-data">(.*?)</script>', page).group(1))
+errors = [node[1] for node in data["nodes"]]
+assert len(errors) >= 3, errors
+assert all(a < b for a, b in zip(errors[1:], errors[2:])), errors  # after the first Identity: rising, node after node
+PY
+
+# bench --profile --report: the time of each node over the graph, and by operator type.
+"$ortkit" bench "$work/baked.onnx" --batch 2 --iterations 20 --profile --profile-runs 5 \
+  --profile-prefix "$work/trace" --report "$work/bench.html" >"$work/bench.out" 2>&1 ||
+  { cat "$work/bench.out" >&2; fail "bench --profile --report"; }
+self_contained "$work/bench.html" || fail "bench's page references something outside itself"
+render "$work/bench.html" "$work/bench.dom"
+grep -q 'Time per node: ' "$work/bench.dom" || fail "no time per node on bench's page"
+grep -q '<h2>Time by operator type</h2>' "$work/bench.dom" || fail "no table by operator type"
+grep -q '<rect x="[0-9.]*" y="[0-9.]*" width="[0-9.]*" height="[0-9.]*" fill="#[0-9a-f]*" data-node=' \
+  "$work/bench.dom" || fail "the strip has no measured node"
+grep -q 'ui.perfetto.dev' "$work/bench.dom" || fail "the profiler's trace is not named for Perfetto"
 
 # A page that cannot be written is refused before the work starts.
 mkdir "$work/folder.html"

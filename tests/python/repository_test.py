@@ -144,7 +144,9 @@ class RepositoryTest(unittest.TestCase):
         broken = rows(self.http.get_model_repository_index())["broken"]
         self.assertEqual(broken["state"], "UNAVAILABLE")
         self.assertIn("version 1", broken["reason"])
-        self.assertIn("[runtime.protobuf-parse-failed]", broken["reason"])  # the diagnosis: code, cause, fix
+        # ortkit check's file layer reads new files before a session is made: its diagnosis, code, cause and fix.
+        self.assertIn("ortkit check's file layer", broken["reason"])
+        self.assertIn("[file.text-file]", broken["reason"])
         self.assertIn("fix: ", broken["reason"])
         # A broken new version of a served model: the served one answers on.
         os.makedirs(os.path.join(self.adder, "3"))
@@ -226,6 +228,28 @@ class RepositoryTest(unittest.TestCase):
             self.grpc.unload_model("nowhere")
         self.assertEqual(e.exception.status(), "StatusCode.NOT_FOUND")
         self.assertEqual(http_infer(self.http, "other", 1), 2)  # still serving
+
+    def test_9_file_overrides_load_from_the_given_files_alone(self):
+        """Triton's load with files: the model is read from those files only, the repository's left alone."""
+        self.http.load_model("adder", config="{}", files={"4/model.onnx": adder_model(5).SerializeToString()})
+        self.assertEqual(self.http.get_model_metadata("adder")["versions"], ["4"])
+        self.assertEqual(http_infer(self.http, "adder", 10), 15)
+        self.grpc.load_model("adder", config="{}", files={"1/model.onnx": adder_model(6).SerializeToString()})
+        self.assertEqual(grpc_infer(self.grpc, "adder", 10), 16)
+        self.assertFalse(os.path.exists(os.path.join(self.adder, "4")))  # nothing written into the repository
+        for client, refused in ((self.http, "400"), (self.grpc, "StatusCode.INVALID_ARGUMENT")):
+            for path in ("../other/model.onnx", "/tmp/model.onnx", "1/.hidden"):
+                with self.assertRaises(InferenceServerException) as e:
+                    client.load_model("adder", config="{}", files={path: b"x"})
+                self.assertEqual(e.exception.status(), refused)
+                self.assertIn("file:", e.exception.message())
+            with self.assertRaises(InferenceServerException) as e:  # files without a config, as Triton refuses
+                client.load_model("adder", files={"1/model.onnx": adder_model(7).SerializeToString()})
+            self.assertEqual(e.exception.status(), refused)
+            self.assertIn('"config"', e.exception.message())
+        self.assertEqual(http_infer(self.http, "adder", 10), 16)  # every refusal left the served copy alone
+        self.http.load_model("adder")  # without files: the repository's own copy again
+        self.assertNotEqual(http_infer(self.http, "adder", 10), 16)
 
 
 def main():

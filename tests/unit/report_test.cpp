@@ -8,6 +8,7 @@
 #include "ortkit/report/graph_layout.h"
 #include "ortkit/report/model_outline.h"
 #include "ortkit/report/neighbourhood.h"
+#include "ortkit/report/node_overlay.h"
 #include "ortkit/report/report_page.h"
 #include "ortkit/report/script_json.h"
 #include "test_models.h"
@@ -201,6 +202,60 @@ TEST(ReportPage, WithoutAModelSaysWhyAndDrawsNothing) {
   EXPECT_NE(html.find("the model could not be read"), std::string::npos);
   EXPECT_EQ(html.find("<figure"), std::string::npos);
   EXPECT_EQ(html.find("id=\"model-data\""), std::string::npos);
+}
+
+TEST(NodeOverlay, DrawsOneColumnPerNodeMarksANodeAndCountsTheUnknown) {
+  auto model = Chain({"a", "b<i>", "c", "d"});
+  NodeOverlay overlay{.title = "error", .unit = "", .values = {{"a", 1e-7}, {"b<i>", 1e-5}, {"c", 0.5}, {"gone", 3}}};
+  overlay.fold = NodeOverlay::Fold::kMax;
+  overlay.log_scale = true;
+  overlay.marked = "c";
+  overlay.marked_label = "the first diverging node";
+  const std::string html = OverlaySection(model.graph(), overlay);
+  std::size_t bars = 0;
+  for (auto at = html.find("data-node=\""); at != std::string::npos; at = html.find("data-node=\"", at + 1)) ++bars;
+  EXPECT_EQ(bars, 3u);  // d has no value; "gone" is not in the graph
+  EXPECT_NE(html.find("b&lt;i&gt; (Relu): 1e-05"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<i>"), std::string::npos);
+  EXPECT_NE(html.find("the first diverging node: c"), std::string::npos);
+  EXPECT_NE(html.find("1 measured node is not in this graph"), std::string::npos);
+  // Rising values rise on the page: on a log scale 1e-7 < 1e-5 < 0.5 in height.
+  const nlohmann::json script = OverlayForScript(model.graph(), overlay, 100);
+  ASSERT_EQ(script["nodes"].size(), 3u);
+  EXPECT_LT(script["nodes"][0][2].get<double>(), script["nodes"][1][2].get<double>());
+  EXPECT_LT(script["nodes"][1][2].get<double>(), script["nodes"][2][2].get<double>());
+  EXPECT_EQ(script["nodes"][2][2].get<double>(), 1.0);
+  EXPECT_EQ(script["nodes"][2][0].get<int>(), 2);  // its place in the outline: the third node
+}
+
+TEST(NodeOverlay, StaysBoundedOnAHundredThousandNodes) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 100000; ++i) names.push_back("n" + std::to_string(i));
+  auto model = Chain(names);
+  NodeOverlay overlay{.title = "time", .unit = "µs"};
+  for (int i = 0; i < 100000; ++i) overlay.values.push_back({names[i], static_cast<double>(i % 97)});
+  const std::string html = OverlaySection(model.graph(), overlay, 600);
+  std::size_t bars = 0;
+  for (auto at = html.find("<rect x="); at != std::string::npos; at = html.find("<rect x=", at + 1)) ++bars;
+  EXPECT_LE(bars, 600u);
+  EXPECT_GT(bars, 500u);
+  EXPECT_LT(html.size(), 400'000u);
+  EXPECT_NE(html.find("a run of 167 nodes"), std::string::npos);
+}
+
+TEST(ReportPage, ShowsTheOverlayAndTheTablesOnlyWhenGiven) {
+  auto model = Chain({"a", "b"});
+  ReportPage page{.command = "bench", .model_path = "m.onnx", .verdict = "1 shape measured"};
+  EXPECT_EQ(RenderReportPage(page, &model).find("id=\"overlay\""), std::string::npos);
+  page.overlay = NodeOverlay{.title = "Time per node", .unit = "µs", .values = {{"a", 2}, {"b", 6}}};
+  page.tables.push_back({"Time by operator type", {"operator", "share"}, {{"Relu<", "100%"}}, {false, true}});
+  const std::string html = RenderReportPage(page, &model);
+  EXPECT_NE(html.find("id=\"overlay\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"overlay-data\""), std::string::npos);
+  EXPECT_NE(html.find("<td>Relu&lt;</td><td class=\"num\">100%</td>"), std::string::npos);
+  std::size_t scripts = 0;
+  for (auto at = html.find("<script"); at != std::string::npos; at = html.find("<script", at + 1)) ++scripts;
+  EXPECT_EQ(scripts, 3u);  // the model's data, the overlay's and the page's own script
 }
 
 }  // namespace

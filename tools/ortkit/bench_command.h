@@ -48,6 +48,7 @@ struct BenchFlags {
   std::int64_t profile_runs = 20;
   Format format = Format::kText;
   std::filesystem::path plot;
+  std::filesystem::path report_page;  ///< --report: the HTML page (with --profile, the time over the graph)
   std::vector<std::filesystem::path> compare;
   double min_change = 5;  ///< percent: run-to-run drift on a shared machine exceeds the in-run noise band
   bool tune = false;

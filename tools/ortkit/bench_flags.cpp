@@ -75,6 +75,9 @@ void RegisterMeasuringFlags(CLI::App* cmd, BenchFlags& flags) {
 void RegisterReportFlags(CLI::App* cmd, BenchFlags& flags) {
   AddFormatFlag(cmd, flags.format, {Format::kText, Format::kJson, Format::kCsv, Format::kMarkdown});
   cmd->add_option("--plot", flags.plot, "write an SVG of latency and throughput against batch size");
+  cmd->add_option("--report", flags.report_page,
+                  "also write one self-contained HTML page (FILE.html): the latency of each shape and, with --profile, "
+                  "the time of each node over the model's graph and by operator type; it opens offline");
   cmd->add_option("--compare", flags.compare,
                   "compare two saved --format json reports: BASE.json NEW.json; exit 1 if slower")
       ->expected(2);

@@ -20,6 +20,10 @@ std::string RenderBenchReport(const BenchFlags& flags, const BenchReport& report
 /// (`batch_dim` is the inputs' batch symbol, "" when none).
 std::string RenderBenchPlot(const BenchReport& report, const std::string& batch_dim, const std::string& title);
 
+/// The HTML page of a finished sweep (bench_page.cpp) to flags.report_page: the latency of each shape and,
+/// with a profile, the time of each node over the graph, by operator type and by provider.
+Status WriteBenchPage(const BenchFlags& flags, const BenchReport& report);
+
 /// The profile's tables (bench_profile_render.cpp), each after a blank line.
 std::string RenderProfileText(const ProfileReport& profile, const Style& style);
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "ortkit/serve/http/http_server.h"
 #include "ortkit/serve/inference_core.h"
 #include "ortkit/serve/model_repository.h"
+#include "ortkit/serve/repository_poller.h"
 #include "serve_flags.h"
 
 namespace ortkit::cli {
@@ -80,9 +82,11 @@ class AccessLogWriter {
   bool enabled_ = false;
 };
 
+// What reaches the core from outside: the front ends, and the repository's files under --model-control poll.
 struct FrontEnds {
   std::unique_ptr<serve::http::HttpServer> http;  // bound, started by the caller
   std::unique_ptr<serve::grpc::GrpcServer> grpc;  // serving; null without gRPC
+  std::unique_ptr<serve::RepositoryPoller> poller;  // started by the caller; null unless polling
 };
 
 Result<FrontEnds> OpenFrontEnds(serve::InferenceCore& core, const ServeFlags& flags, const serve::AccessLog& log) {
@@ -90,6 +94,12 @@ Result<FrontEnds> OpenFrontEnds(serve::InferenceCore& core, const ServeFlags& fl
   http.access_log = log;
   FrontEnds ends;
   ORTKIT_ASSIGN_OR_RETURN(ends.http, serve::http::HttpServer::Create(core, http));
+  if (flags.models.control == serve::ModelControlMode::kPoll) {
+    // The baseline digests are taken now, before the models load: a file changed during the load is seen.
+    const auto period = std::chrono::milliseconds(std::llround(flags.poll_seconds * 1000));
+    ends.poller = std::make_unique<serve::RepositoryPoller>(core, flags.models.repository, period,
+                                                            [](const std::string& line) { PrintNote("serve", line); });
+  }
   if (flags.grpc.port < 0) return ends;
   serve::grpc::GrpcOptions grpc = GrpcOptionsOf(flags);
   grpc.access_log = log;
@@ -109,10 +119,12 @@ void PrintListening(const ServeFlags& flags, const FrontEnds& ends, const serve:
 // Front ends first: they stop accepting and wait for the requests they hold, which the core is
 // still answering; then the core drains whatever is left and joins its workers.
 void Drain(FrontEnds& ends, serve::InferenceCore& core) {
+  if (ends.poller) ends.poller->Stop();  // no new load; one under way ends once the core has shut down
   std::thread http_stop([&] { ends.http->Stop(); });
   if (ends.grpc) ends.grpc->Stop();
   http_stop.join();
   core.Shutdown();
+  ends.poller.reset();
 }
 
 // Drain() within `deadline`, or at once on a second signal: a request that takes longer (a run
@@ -166,6 +178,11 @@ int Serve(const ServeFlags& flags) {
     ends->http->Stop();
     if (ends->grpc) ends->grpc->Stop();
     return Fail(loaded.error());
+  }
+  if (ends->poller) ends->poller->Start();
+  if (flags.core.reload_policy == serve::ReloadPolicy::kUnloadFirst) {
+    PrintNote("serve", "--reload-policy unload-first: a reload unloads the served copy before it loads the new one; "
+                       "the model's requests get 503 until that one is ready");
   }
   PrintListening(flags, *ends, **core);
   int signal_number = 0;

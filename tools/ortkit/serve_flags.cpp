@@ -5,8 +5,11 @@
 #include <cctype>
 #include <limits>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ortkit/core/memory.h"
 #include "ortkit/core/numbers.h"
@@ -47,6 +50,24 @@ Status CheckPortsDiffer(const ServeFlags& flags) {
   return OkStatus();
 }
 
+// A validator that reads one of `choices` into an enum option, refusing anything else with the list.
+template <typename Enum>
+CLI::Validator EnumChoice(std::vector<std::pair<std::string, Enum>> choices) {
+  return CLI::Validator(
+      [choices](std::string& text) -> std::string {
+        std::vector<std::string> names;
+        for (const auto& [name, value] : choices) {
+          if (name == text) {
+            text = std::to_string(static_cast<int>(value));  // what CLI11 reads into the enum
+            return "";
+          }
+          names.push_back(name);
+        }
+        return fmt::format("{} is not one of {}", text, fmt::join(names, ", "));
+      },
+      "");
+}
+
 /// --model, --config, --model-repository: what is served.
 void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
   cmd->add_option("--model", flags.models.models,
@@ -55,22 +76,29 @@ void RegisterModelFlags(CLI::App* cmd, ServeFlags& flags) {
                   "serving configuration (JSON, docs/serving.md) of the model; NAME=FILE with several models");
   cmd->add_option("--model-repository", flags.models.repository,
                   "folder of NAME/model.onnx or NAME/VERSION/model.onnx with optional NAME/config.json");
-  const std::map<std::string, serve::ModelControlMode> modes = {{"none", serve::ModelControlMode::kNone},
-                                                                {"explicit", serve::ModelControlMode::kExplicit}};
   cmd->add_option("--model-control", flags.models.control,
-                  "none: every model of the repository loads at start; explicit: the --load-model ones only")
-      ->transform(CLI::Validator(
-          [](std::string& text) -> std::string {
-            const auto mode = text == "none"       ? serve::ModelControlMode::kNone
-                              : text == "explicit" ? serve::ModelControlMode::kExplicit
-                                                   : std::optional<serve::ModelControlMode>();
-            if (!mode) return fmt::format("{} is not a mode: give none or explicit", text);
-            text = std::to_string(static_cast<int>(*mode));  // what CLI11 reads into the enum
-            return "";
-          },
-          ""))
-      ->type_name("none|explicit")
+                  "none: every model of the repository loads at start; poll: every one, then whatever its files "
+                  "become (checked every --poll-seconds); explicit: the --load-model ones, then the repository API's")
+      ->transform(EnumChoice<serve::ModelControlMode>({{"none", serve::ModelControlMode::kNone},
+                                                       {"poll", serve::ModelControlMode::kPoll},
+                                                       {"explicit", serve::ModelControlMode::kExplicit}}))
+      ->type_name("none|poll|explicit")
       ->default_str("none");
+  cmd->add_option("--poll-seconds", flags.poll_seconds,
+                  "with --model-control poll, how often the repository is read: a model whose files changed is "
+                  "reloaded once they have stayed the same for this long (0.1 to 86400)")
+      ->capture_default_str();
+  cmd->add_option("--reload-policy", flags.core.reload_policy,
+                  "beside: a reload loads the new copy beside the served one and swaps it in, refusing no request; "
+                  "unload-first: it unloads the served copy first (requests get 503 until the new one is ready), "
+                  "for a machine that cannot hold two copies")
+      ->transform(EnumChoice<serve::ReloadPolicy>(
+          {{"beside", serve::ReloadPolicy::kBeside}, {"unload-first", serve::ReloadPolicy::kUnloadFirst}}))
+      ->type_name("beside|unload-first")
+      ->default_str("beside");
+  cmd->add_flag("!--no-check-on-load", flags.core.check_on_load,
+                "load new files through the repository API or polling without running ortkit check's file, "
+                "external-data and checker layers on them first");
   cmd->add_option("--load-model", flags.models.load_models,
                   "with --model-control explicit, a model of the repository to load at start (repeatable; '*': "
                   "every one)");
@@ -183,6 +211,7 @@ serve::CoreOptions CoreOptionsOf(const ServeFlags& flags) {
     core.repository_key_value = flags.repository_api_key.substr(eq + 1);
   }
   core.overrides = flags.overrides;
+  core.polled = flags.models.control == serve::ModelControlMode::kPoll;
   core.limits.max_answer_bytes = flags.max_answer_mb << 20;
   core.max_inflight_bytes =
       flags.max_inflight_bytes.value_or(serve::DefaultInflightBytes(flags.max_body_mb << 20, UsableMemory()));
@@ -207,6 +236,10 @@ Status CheckServeFlags(const ServeFlags& flags) {
     if (!flags.core.repository_api) {
       return MakeError(ErrorKind::kInvalidArgument, "--repository-api-key goes with --repository-api");
     }
+  }
+  if (!(flags.poll_seconds >= 0.1 && flags.poll_seconds <= 86400)) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--poll-seconds {}: give 0.1 to 86400", flags.poll_seconds));
   }
   if (flags.core.repository_api && flags.models.repository.empty()) {
     return MakeError(ErrorKind::kInvalidArgument,

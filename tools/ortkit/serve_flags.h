@@ -32,6 +32,7 @@ struct ServeFlags {
   std::string access_log;            ///< "-": stderr
   serve::ConfigOverrides overrides;  ///< of every model's configuration file
   std::string repository_api_key;    ///< NAME=VALUE: the header the repository API asks for; empty: none
+  double poll_seconds = 15;          ///< --model-control poll's period (Triton's --repository-poll-secs default)
 };
 
 /// Registers serve's flags on `cmd` into `flags`, the defaults read from it.

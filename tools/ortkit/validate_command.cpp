@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +12,8 @@
 #include "failure.h"
 #include "input_flags.h"
 #include "model_session.h"
+#include "ortkit/report/report_page.h"
+#include "report_page_flag.h"
 #include "ortkit/validate/validate.h"
 #include "terminal.h"
 #include "validate_flags.h"
@@ -51,10 +54,48 @@ ValidateFailure FirstFailure(const Error& inputs_error, const OpenedModel& opene
   return {Step::kInputs, inputs_error};
 }
 
+// The error along the graph that the last localisation measured, the first diverging node marked.
+std::optional<NodeOverlay> ErrorOverlay(const ValidateReport& report) {
+  for (auto it = report.localizations.rbegin(); it != report.localizations.rend(); ++it) {
+    if (!it->report.ok() || it->report->compared.empty()) continue;
+    const LocalizeReport& walk = *it->report;
+    NodeOverlay overlay;
+    overlay.title = fmt::format("Error along the graph: {} against {}", walk.label_b, walk.label_a);
+    overlay.fold = NodeOverlay::Fold::kMax;
+    overlay.log_scale = true;
+    for (const auto& c : walk.compared) overlay.values.push_back({c.node, c.max_abs_error});
+    if (walk.divergence) {
+      overlay.marked = walk.divergence->node;
+      overlay.marked_label = walk.divergence->nan_origin ? "the first NaN" : "the first diverging node";
+    }
+    return overlay;
+  }
+  return std::nullopt;
+}
+
+// The HTML page beside the text: the verdict, the findings of each step, the error along the graph.
+Status WriteValidatePage(const ValidateFlags& flags, const ValidateReport& report, const std::string& text) {
+  if (flags.report_page.empty()) return OkStatus();
+  ReportPage page;
+  page.command = "validate";
+  page.model_path = flags.model.string();
+  page.verdict = report.Passed() ? "PASS" : "FAIL";
+  page.verdict_severity = report.Passed() ? Severity::kInfo : Severity::kError;
+  if (report.target) page.diagnoses = report.target->diagnoses;
+  for (const auto& l : report.localizations) page.diagnoses.insert(page.diagnoses.end(), l.diagnoses.begin(), l.diagnoses.end());
+  std::stable_sort(page.diagnoses.begin(), page.diagnoses.end(),
+                   [](const Diagnosis& a, const Diagnosis& b) { return a.severity > b.severity; });
+  page.text_report = text;
+  page.overlay = ErrorOverlay(report);
+  return WriteReportPageIfAsked(flags.report_page, page);
+}
+
 int Run(const ValidateFlags& flags) {
   const Format format = flags.format;
   auto options = ValidateOptionsFrom(flags);
   if (!options.ok()) return Fail("validate", options.error(), format);
+  if (auto writable = CheckReportPagePath(flags.report_page, flags.model); !writable.ok())
+    return Fail("validate", writable.error(), format);
   int exit_code = kExitOk;
   auto opened = OpenModel(flags.model, options->session, format, "validate", &exit_code);
   if (!opened.ok()) return exit_code;
@@ -69,6 +110,10 @@ int Run(const ValidateFlags& flags) {
   const ValidateReport report = Validate(*opened->runtime, *opened->session, *opened->model->proto, *options);
   if (report.failure) return FailStep(*report.failure, *options, format);
   const bool passed = report.Passed();
+  const std::string plain = fmt::format("ortkit validate {} (provider {})\n{}\n{}\n", flags.model.string(),
+                                        flags.provider, RenderValidateSteps(report, Style{}), passed ? "PASS" : "FAIL");
+  if (auto written = WriteValidatePage(flags, report, plain); !written.ok())
+    return Fail("validate", written.error(), format);
   if (format == Format::kJson) {
     nlohmann::json json = report.ToJson();
     json["model"] = flags.model.string();

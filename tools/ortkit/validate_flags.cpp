@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "number_flags.h"
 #include "ortkit/core/numbers.h"
+#include "report_page_flag.h"
 
 namespace ortkit::cli {
 namespace {
@@ -141,6 +142,7 @@ void RegisterValidateFlags(CLI::App* cmd, ValidateFlags& flags) {
   flags.inputs.Register(cmd);
   cmd->add_option("--provider", flags.provider, "execution provider")->capture_default_str();
   AddFormatFlag(cmd, flags.format, {Format::kText, Format::kJson});
+  AddReportPageFlag(cmd, flags.report_page);
 }
 
 }  // namespace ortkit::cli

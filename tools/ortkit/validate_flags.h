@@ -31,6 +31,7 @@ struct ValidateFlags {
   bool localize = false;
   std::size_t localize_chunk = ValidateOptions{}.localize_chunk;
   Format format = Format::kText;
+  std::filesystem::path report_page;  ///< --report: the HTML page too
 };
 
 /// Registers the flags of `cmd` (validate's) into `flags`, the defaults read from it.

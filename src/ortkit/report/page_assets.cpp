@@ -24,6 +24,10 @@ figcaption,.note,.count{color:#666;font-size:.9em}
 .graph .node.hit rect{fill:#fff4c2;stroke:#e09000;stroke-width:3}
 details{margin:.15em 0 .15em 1.2em}summary{cursor:pointer}.chunk-graph{overflow:auto;max-height:600px}
 #search{width:100%;max-width:40em;padding:.4em;font-size:1em}#search-results{max-height:16em;overflow:auto}
+.strip-figure{max-height:none;overflow-x:auto}.strip rect[data-node]{cursor:pointer}.strip rect[data-node]:hover{stroke:#222}
+.strip .baseline{fill:#999}.strip .mark{fill:#d32f2f;stroke:#d32f2f}
+.figures table{border-collapse:collapse;font-size:.92em}.figures th,.figures td{padding:.15em .8em;border-bottom:1px solid #eee;text-align:left}
+.figures .num{text-align:right;font-variant-numeric:tabular-nums}
 #search-results button{font:12px monospace;border:none;background:none;color:#1565c0;cursor:pointer;text-align:left}
 )CSS";
 }
@@ -41,6 +45,15 @@ std::string_view PageScript() {
   var source = document.getElementById("model-data");
   if (!source) return;
   var data = JSON.parse(source.textContent), nodes = data.nodes, scopes = data.scopes;
+  var overlaySource = document.getElementById("overlay-data"), overlay = {};
+  if (overlaySource) {
+    var o = JSON.parse(overlaySource.textContent);
+    o.nodes.forEach(function (v) { overlay[v[0]] = {value: v[1], fraction: v[2], title: o.title, unit: o.unit}; });
+  }
+  function shade(f) {
+    function mix(a, b) { return Math.round(a + (b - a) * f); }
+    return "rgb(" + mix(253, 183) + "," + mix(240, 28) + "," + mix(200, 28) + ")";
+  }
   var SVG = "http://www.w3.org/2000/svg", BOX = 36;
   var outline = document.getElementById("outline");
   function el(tag, cls, text) {
@@ -66,8 +79,12 @@ std::string_view PageScript() {
     chunk.nodes.forEach(function (id) {
       var n = nodes[id], g = svg("g", {"class": "node", id: "node-" + id});
       g.setAttribute("data-node", n[0]);
-      var title = svg("title", {}); title.textContent = n[2]; g.appendChild(title);
-      g.appendChild(svg("rect", {x: n[5], y: n[6], width: n[7], height: BOX, rx: 5}));
+      var title = svg("title", {}), measured = overlay[id];
+      title.textContent = n[2] + (measured ? "\n" + measured.title + ": " + measured.value.toPrecision(3) + (measured.unit ? " " + measured.unit : "") : "");
+      g.appendChild(title);
+      var box = svg("rect", {x: n[5], y: n[6], width: n[7], height: BOX, rx: 5});
+      if (measured) { box.style.fill = shade(measured.fraction); g.classList.add("measured"); }
+      g.appendChild(box);
       var op = svg("text", {x: n[5] + n[7] / 2, y: n[6] + 14, "class": "op"}); op.textContent = n[1]; g.appendChild(op);
       var name = svg("text", {x: n[5] + n[7] / 2, y: n[6] + 28}); name.textContent = shorten(n[0], 24); g.appendChild(name);
       pic.appendChild(g);
@@ -117,6 +134,10 @@ std::string_view PageScript() {
     g.classList.add("hit"); g.scrollIntoView({block: "center"});
   }
   fill(outline, 0);
+  document.querySelectorAll(".strip rect[data-node]").forEach(function (r) {
+    var id = Number(r.getAttribute("data-node"));
+    if (id < nodes.length) r.addEventListener("click", reveal.bind(null, id));
+  });
   var search = document.getElementById("search"), results = document.getElementById("search-results");
   search.addEventListener("input", function () {
     var q = search.value.toLowerCase(), shown = 0;

@@ -71,6 +71,28 @@ std::string Findings(const ReportPage& page, const onnx::ModelProto* model, cons
   return out + "</section>\n";
 }
 
+std::string Tables(const ReportPage& page) {
+  std::string out;
+  for (const auto& table : page.tables) {
+    out += fmt::format("<section class=\"figures\"><h2>{}</h2><table><thead><tr>", EscapeHtml(table.title));
+    for (std::size_t c = 0; c < table.headers.size(); ++c) {
+      const bool right = c < table.right.size() && table.right[c];
+      out += fmt::format("<th{}>{}</th>", right ? " class=\"num\"" : "", EscapeHtml(table.headers[c]));
+    }
+    out += "</tr></thead><tbody>";
+    for (const auto& row : table.rows) {
+      out += "<tr>";
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        const bool right = c < table.right.size() && table.right[c];
+        out += fmt::format("<td{}>{}</td>", right ? " class=\"num\"" : "", EscapeHtml(row[c]));
+      }
+      out += "</tr>";
+    }
+    out += "</tbody></table></section>\n";
+  }
+  return out;
+}
+
 std::string ModelSection(const onnx::ModelProto* model, const std::string& note, const ReportPageOptions& options) {
   std::string out = "<section id=\"model\"><h2>Model</h2>\n";
   if (model == nullptr) return out + fmt::format("<p class=\"note\">{}</p></section>\n", EscapeHtml(note));
@@ -91,6 +113,12 @@ std::string ModelSection(const onnx::ModelProto* model, const std::string& note,
 std::string RenderReportPage(const ReportPage& page, const onnx::ModelProto* model, const std::string& model_note,
                              const ReportPageOptions& options) {
   std::string html = Head(page) + Header(page) + Findings(page, model, options);
+  if (page.overlay && model != nullptr) {
+    html += OverlaySection(model->graph(), *page.overlay);
+    html += fmt::format("<script type=\"application/json\" id=\"overlay-data\">{}</script>\n",
+                        JsonForScript(OverlayForScript(model->graph(), *page.overlay, options.outline.max_nodes)));
+  }
+  html += Tables(page);
   html += fmt::format(
       "<section id=\"text-report\"><details><summary>The text report</summary><pre>{}</pre></details>"
       "</section>\n",

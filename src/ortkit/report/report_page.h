@@ -7,6 +7,7 @@
 // shows, never other ones.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,17 @@
 #include "ortkit/diagnose/diagnosis.h"
 #include "ortkit/report/model_outline.h"
 #include "ortkit/report/neighbourhood.h"
+#include "ortkit/report/node_overlay.h"
 
 namespace ortkit {
+
+/// A table of the command's figures, as its text report prints it.
+struct PageTable {
+  std::string title;
+  std::vector<std::string> headers;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right;  ///< which columns hold numbers (right-aligned)
+};
 
 /// What a command reports, for the page.
 struct ReportPage {
@@ -27,6 +37,8 @@ struct ReportPage {
   Severity verdict_severity = Severity::kInfo;  ///< its colour: info is good news
   std::vector<Diagnosis> diagnoses;             ///< most severe first
   std::string text_report;                      ///< the command's text report, without colour
+  std::optional<NodeOverlay> overlay;           ///< a value per node, drawn over the graph
+  std::vector<PageTable> tables;                ///< figures beside it (the profile's operator types)
 };
 
 struct ReportPageOptions {

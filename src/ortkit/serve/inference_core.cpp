@@ -1,6 +1,7 @@
 #include "ortkit/serve/inference_core.h"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "ortkit/check/check.h"
 #include "ortkit/core/cpus.h"
 #include "ortkit/diagnose/runtime_messages.h"
 #include "ortkit/serve/model_repository.h"
@@ -122,6 +124,10 @@ Result<std::shared_ptr<ServedModel>> InferenceCore::Find(const std::string& name
     auto control = control_.find(name);
     if (control != control_.end() && control->second.state == ControlState::kLoading) {
       return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is loading", name));
+    }
+    if (control != control_.end() && control->second.state == ControlState::kFailed) {
+      return MakeError(ErrorKind::kUnavailable,
+                       fmt::format("model '{}' is not available: its last load failed: {}", name, control->second.reason));
     }
     return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
   }
@@ -268,33 +274,160 @@ void InferenceCore::Retire(std::vector<std::shared_ptr<ServedModel>> old) {
   }
 }
 
-Status InferenceCore::LoadModel(const std::string& name, const std::optional<std::string>& config_json) {
+std::mutex& InferenceCore::LoadMutexOf(const std::string& name) {
+  std::lock_guard lock(load_mutexes_mutex_);
+  auto& mutex = load_mutexes_[name];
+  if (!mutex) mutex = std::make_unique<std::mutex>();
+  return *mutex;
+}
+
+Status CheckOverrideFiles(const std::map<std::string, std::string>& files) {
+  constexpr std::size_t kMostFiles = 64;
+  if (files.size() > kMostFiles) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("{} file overrides: at most {} per load", files.size(), kMostFiles));
+  }
+  for (const auto& [path, bytes] : files) {
+    const auto refuse = [&](std::string_view why) {
+      return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"file:{}\": {}", path, why));
+    };
+    if (path.empty() || path.front() == '/') return refuse("the path must be relative to the model's folder");
+    int depth = 0;
+    for (std::size_t start = 0; start <= path.size(); ++depth) {
+      const std::size_t end = std::min(path.find('/', start), path.size());
+      const std::string name = path.substr(start, end - start);
+      if (name.empty() || name.front() == '.') {
+        return refuse("no empty, '.', '..' or hidden component: the file must stay inside the model's folder");
+      }
+      if (!CheckModelName(name).ok()) return refuse("use letters, digits, '_', '-' and '.' in each component");
+      start = end + 1;
+    }
+    if (depth > 4) return refuse("at most 4 components (VERSION/FILE, VERSION/FOLDER/FILE, ...)");
+  }
+  return OkStatus();
+}
+
+Result<RepositoryModel> InferenceCore::ModelToLoad(const std::string& name, const LoadRequest& load,
+                                                   std::shared_ptr<ScratchFolder>* scratch) const {
+  std::vector<std::string> notes;
+  std::filesystem::path repository = options_.repository;
+  if (!load.files.empty()) {
+    ORTKIT_RETURN_IF_ERROR(CheckOverrideFiles(load.files));
+    if (!load.config) {
+      return MakeError(ErrorKind::kInvalidArgument,
+                       "file overrides need the \"config\" parameter too (the model's configuration, \"{}\" "
+                       "for the defaults), as Triton's load does");
+    }
+    ORTKIT_ASSIGN_OR_RETURN(auto folder, ScratchFolder::Create("load"));
+    *scratch = std::make_shared<ScratchFolder>(std::move(folder));
+    repository = (*scratch)->path();
+    for (const auto& [path, bytes] : load.files) {
+      const auto file = repository / name / path;
+      std::error_code ec;
+      std::filesystem::create_directories(file.parent_path(), ec);
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      if (ec || !out.flush()) {
+        return MakeError(ErrorKind::kIo, fmt::format("cannot write the override file:{} into {}: {}", path,
+                                                     repository.string(), ec ? ec.message() : "write failed"));
+      }
+    }
+  }
+  auto model = ScanRepositoryModel(repository, name, &notes);
+  if (!model.ok() && !load.files.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("the file overrides hold no model.onnx for '{}': name them \"file:1/model.onnx\" "
+                                 "(VERSION/model.onnx) or \"file:model.onnx\"",
+                                 name));
+  }
+  if (!model.ok()) return model.error();
+  if (load.config) {
+    auto config = ParseModelConfig(*load.config, "the load request's config");
+    if (!config.ok()) return MakeError(ErrorKind::kInvalidArgument, config.error().message);
+    config->name = name;
+    model->config = std::move(config).value();
+  }
+  return model;
+}
+
+// `ortkit check`'s file, external-data and checker layers on the new files: what would stop ONNX
+// Runtime or make it read the wrong bytes, said with its code, cause and fix before a session is made.
+Status CheckBeforeLoad(const ModelSource& source) {
+  CheckOptions options;
+  options.model_path = source.path;
+  options.load_runtime = false;
+  const CheckReport report = RunCheck(nullptr, options);
+  for (const auto& layer : report.layers) {
+    if (layer.name != "file" && layer.name != "external-data" && layer.name != "checker") continue;
+    for (const auto& d : layer.diagnoses) {
+      if (d.severity != Severity::kError) continue;
+      return MakeError(ErrorKind::kInvalidModel,
+                       fmt::format("model '{}' version {}: ortkit check's {} layer: {} [{}]; cause: {}; fix: {}",
+                                   source.name, source.version, layer.name, d.message, d.code, d.cause, d.fix));
+    }
+    if (layer.state == LayerReport::State::kFailed && !layer.note.empty()) {
+      return MakeError(ErrorKind::kInvalidModel, fmt::format("model '{}' version {}: ortkit check's {} layer: {}",
+                                                             source.name, source.version, layer.name, layer.note));
+    }
+  }
+  return OkStatus();
+}
+
+Status InferenceCore::LoadModel(const std::string& name, const LoadRequest& load) {
+  if (options_.polled) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("cannot load model '{}': with --model-control poll the repository's files decide what "
+                                 "is served (use --model-control explicit for the load and unload API)",
+                                 name));
+  }
+  return Load(name, load);
+}
+
+Status InferenceCore::Load(const std::string& name, const LoadRequest& load) {
   ORTKIT_RETURN_IF_ERROR(CheckModelName(name));
-  if (options_.repository.empty()) {
+  if (options_.repository.empty() && load.files.empty()) {
     return MakeError(ErrorKind::kNotFound,
                      fmt::format("cannot load model '{}': the server has no --model-repository to load it from", name));
   }
-  std::lock_guard control(load_mutex_);
+  std::lock_guard control(LoadMutexOf(name));
   if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
-  std::vector<std::string> notes;
-  ORTKIT_ASSIGN_OR_RETURN(RepositoryModel model, ScanRepositoryModel(options_.repository, name, &notes));
-  if (config_json) {
-    auto config = ParseModelConfig(*config_json, "the load request's config");
-    if (!config.ok()) return MakeError(ErrorKind::kInvalidArgument, config.error().message);
-    config->name = name;
-    model.config = std::move(config).value();
-  }
+  std::shared_ptr<ScratchFolder> scratch;
+  ORTKIT_ASSIGN_OR_RETURN(RepositoryModel model, ModelToLoad(name, load, &scratch));
   auto sources = SourcesOfModel(model, options_.overrides);
   if (!sources.ok()) return sources.error();
+  const auto fail = [&](const Error& error) {
+    SetControl(name, ModelControl{ControlState::kFailed, error.message});
+    return error;
+  };
+  if (options_.check_on_load) {
+    for (const auto& source : *sources) {
+      if (Status checked = CheckBeforeLoad(source); !checked.ok()) return fail(checked.error());
+    }
+  }
   SetControl(name, ModelControl{ControlState::kLoading, ""});
+  if (options_.reload_policy == ReloadPolicy::kUnloadFirst) {
+    Retire(Swap(name, {}));  // requests meanwhile: "model is loading" (503)
+    std::unique_lock lock(models_mutex_);
+    override_folders_.erase(name);
+  }
   auto loaded = LoadSources(std::move(sources).value());
   if (!loaded.ok()) {
-    SetControl(name, ModelControl{ControlState::kFailed, loaded.error().message});
-    return loaded.error();
+    const bool gone = options_.reload_policy == ReloadPolicy::kUnloadFirst;
+    return fail(gone ? Error{loaded.error().kind, loaded.error().message +
+                                                      " (--reload-policy unload-first: the copy served before "
+                                                      "was unloaded first)"}
+                     : loaded.error());
   }
   auto old = Swap(name, std::move(loaded).value());
   Retire(std::move(old));
   if (ShutDown()) return MakeError(ErrorKind::kUnavailable, "the server is shutting down");
+  {
+    std::unique_lock lock(models_mutex_);
+    if (scratch)
+      override_folders_[name] = std::move(scratch);
+    else
+      override_folders_.erase(name);
+  }
   SetControl(name, std::nullopt);
   return OkStatus();
 }
@@ -305,7 +438,17 @@ bool InferenceCore::ShutDown() const {
 }
 
 Status InferenceCore::UnloadModel(const std::string& name) {
-  std::lock_guard control(load_mutex_);
+  if (options_.polled) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("cannot unload model '{}': with --model-control poll the repository's files decide "
+                                 "what is served (remove NAME's folder, or use --model-control explicit)",
+                                 name));
+  }
+  return Unload(name);
+}
+
+Status InferenceCore::Unload(const std::string& name) {
+  std::lock_guard control(LoadMutexOf(name));
   bool served = false;
   for (const auto& m : Models()) served = served || m->name() == name;
   if (!served) {
@@ -318,6 +461,10 @@ Status InferenceCore::UnloadModel(const std::string& name) {
   SetControl(name, ModelControl{ControlState::kUnloading, ""});
   auto old = Swap(name, {});
   Retire(std::move(old));
+  {
+    std::unique_lock lock(models_mutex_);
+    override_folders_.erase(name);
+  }
   SetControl(name, ModelControl{ControlState::kUnloaded, "unloaded"});
   return OkStatus();
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ortkit/core/result.h"
+#include "ortkit/core/scratch_folder.h"
 #include "ortkit/runtime/runtime.h"
 #include "ortkit/serve/byte_budget.h"
 #include "ortkit/serve/model_config.h"
@@ -93,6 +94,8 @@ struct RequestLimits {
   Status Validate() const;
 };
 
+enum class ReloadPolicy { kBeside, kUnloadFirst };
+
 struct CoreOptions {
   CoreOptions(int cores = 0) : cores(cores) {}  // NOLINT: CoreOptions{2} reads as "two cores"
   int cores = 0;  ///< cores to share among instances when intra_op_threads is 0; 0: the machine's
@@ -112,6 +115,16 @@ struct CoreOptions {
   /// Empty name: none.
   std::string repository_key_name;
   std::string repository_key_value;
+  /// How a reload makes room for the new copy (--reload-policy): kBeside loads it beside the served one and
+  /// swaps it in (no request refused, twice the memory for the while); kUnloadFirst unloads the served copy
+  /// first (requests are refused as loading until the new one is ready), for a machine that cannot hold two.
+  ReloadPolicy reload_policy = ReloadPolicy::kBeside;
+  /// Whether LoadModel() runs `ortkit check`'s layers on the new files (file, external data, the ONNX
+  /// checker) before it creates a session, and refuses them on an error there (--no-check-on-load: off).
+  bool check_on_load = true;
+  /// --model-control poll: the repository's files decide what is served, and the API's load and unload are
+  /// refused as Triton refuses them in that mode.
+  bool polled = false;
 
   /// kInvalidArgument naming the field, its flag and the range.
   Status Validate() const;
@@ -127,6 +140,21 @@ struct ModelIndexEntry {
 };
 
 class ServedModel;
+struct RepositoryModel;
+
+/// What a load request brings besides the model's name (the repository extension's parameters).
+struct LoadRequest {
+  std::optional<std::string> config;  ///< a config.json text used instead of NAME/config.json
+  /// "file:PATH" overrides, PATH relative to the model's folder ("1/model.onnx") -> its bytes. When there is
+  /// one, the model is loaded from these files alone (Triton's contract), written to a private scratch
+  /// folder, and `config` must be given.
+  std::map<std::string, std::string> files;
+};
+
+/// Checks the PATH of each `files` entry of a load: relative, inside the model's folder ("1/model.onnx",
+/// "config.json"), components of letters, digits, '_', '-' and '.', not hidden, at most 4 deep; at most
+/// 64 files. kInvalidArgument naming the parameter and the rule.
+Status CheckOverrideFiles(const std::map<std::string, std::string>& files);
 
 /// Serves a set of models that LoadModel() and UnloadModel() change while requests run.
 /// Thread-safe; every method may be called from any thread.
@@ -160,11 +188,22 @@ class InferenceCore {
   /// the error in the index's reason. Loads run one at a time. kNotFound: no such model in the
   /// repository (or no repository); kInvalidArgument: the config does not parse or validate; a
   /// failed load's own error (kInvalidModel, kRuntime, ...) with the model and version named.
-  Status LoadModel(const std::string& name, const std::optional<std::string>& config_json = std::nullopt);
+  ///
+  /// With `load.files` the model is loaded from those files alone (see LoadRequest), kept in a scratch folder
+  /// while that copy serves. Loads of different models run side by side: one that hangs or fails does not
+  /// hold another back. With CoreOptions::polled, kInvalidArgument (the files decide, as in Triton's poll mode).
+  Status LoadModel(const std::string& name, const LoadRequest& load);
+  Status LoadModel(const std::string& name, const std::optional<std::string>& config_json = std::nullopt) {
+    return LoadModel(name, LoadRequest{config_json, {}});
+  }
+  /// LoadModel() as the repository poller calls it: not refused in poll mode.
+  Status ReloadFromRepository(const std::string& name) { return Load(name, LoadRequest{}); }
   /// Stops serving every version of NAME once what it holds is answered (UNLOADING, then
   /// UNAVAILABLE "unloaded"). kNotFound when NAME is neither served nor in the repository; a model
   /// of the repository that is not served unloads as a no-op (Triton's contract).
   Status UnloadModel(const std::string& name);
+  /// UnloadModel() as the repository poller calls it: not refused in poll mode.
+  Status UnloadFromRepository(const std::string& name) { return Unload(name); }
   /// Every model of the repository and every served one, by name then version; `ready_only`: the
   /// READY rows only.
   std::vector<ModelIndexEntry> RepositoryIndex(bool ready_only) const;
@@ -232,6 +271,13 @@ class InferenceCore {
   // Waits until no caller holds each of `old` but this one, then stops it (its queue answered).
   static void Retire(std::vector<std::shared_ptr<ServedModel>> old);
   bool ShutDown() const;  // Shutdown() was called
+  Status Load(const std::string& name, const LoadRequest& load);
+  Status Unload(const std::string& name);
+  std::mutex& LoadMutexOf(const std::string& name);  // one load or unload of a model at a time
+  // NAME's model as LoadModel reads it: from the repository, or from `load.files` written to a scratch folder
+  // (stored in `scratch`).
+  Result<RepositoryModel> ModelToLoad(const std::string& name, const LoadRequest& load,
+                                      std::shared_ptr<ScratchFolder>* scratch) const;
 
   Runtime* runtime_ = nullptr;
   CoreOptions options_;
@@ -240,7 +286,10 @@ class InferenceCore {
   std::vector<std::shared_ptr<ServedModel>> models_;  // by name, then version; guarded by models_mutex_
   std::map<std::string, ModelControl> control_;       // guarded by models_mutex_
   bool shut_down_ = false;                            // guarded by models_mutex_
-  std::mutex load_mutex_;                             // one LoadModel or UnloadModel at a time
+  std::mutex load_mutexes_mutex_;
+  std::map<std::string, std::unique_ptr<std::mutex>> load_mutexes_;  // by model; guarded by load_mutexes_mutex_
+  // The scratch folders of the served copies loaded from file overrides, by model; guarded by models_mutex_.
+  std::map<std::string, std::shared_ptr<ScratchFolder>> override_folders_;
   std::unique_ptr<ByteBudget> inflight_;
   std::vector<std::string> notes_;  // written by LoadModels only
   std::atomic<bool> ready_{false};

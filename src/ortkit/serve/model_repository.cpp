@@ -1,6 +1,8 @@
 #include "ortkit/serve/model_repository.h"
 
 #include <algorithm>
+#include <fstream>
+#include <memory>
 #include <map>
 #include <optional>
 
@@ -8,6 +10,9 @@
 #include <fmt/ranges.h>
 
 #include "ortkit/core/files.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace ortkit::serve {
 namespace {
@@ -143,7 +148,45 @@ void NoteOutside(const std::filesystem::path& root, const std::string& name, con
   }
 }
 
+// The XXH3 hash of the file `path`, read in blocks.
+Result<std::uint64_t> HashFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(ErrorKind::kIo, fmt::format("cannot read {}", path.string()));
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  std::vector<char> block(std::size_t{1} << 20);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    XXH3_64bits_update(state.get(), block.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) return MakeError(ErrorKind::kIo, fmt::format("cannot read {}", path.string()));
+  return XXH3_64bits_digest(state.get());
+}
+
 }  // namespace
+
+Result<std::string> DigestModelFolder(const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> lines;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(folder, fs::directory_options::follow_directory_symlink, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code kind;
+    if (name.front() == '.' || it.depth() > 3) {
+      if (it->is_directory(kind)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(kind)) continue;
+    const auto size = it->file_size(kind);
+    if (kind) return MakeError(ErrorKind::kIo, fmt::format("{}: {}", it->path().string(), kind.message()));
+    ORTKIT_ASSIGN_OR_RETURN(const std::uint64_t hash, HashFile(it->path()));
+    lines.push_back(fmt::format("{} {} {:016x}", fs::relative(it->path(), folder).generic_string(), size, hash));
+  }
+  if (ec) return MakeError(ErrorKind::kIo, fmt::format("{}: {}", folder.string(), ec.message()));
+  std::sort(lines.begin(), lines.end());
+  return fmt::format("{}", fmt::join(lines, "\n"));
+}
 
 Status CheckModelName(const std::string& name) {
   if (name.empty()) return MakeError(ErrorKind::kInvalidArgument, "a model name is empty");
@@ -266,8 +309,10 @@ Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selec
   if (selection.models.empty() == selection.repository.empty()) {
     return MakeError(ErrorKind::kInvalidArgument, "give --model NAME=PATH (one or more) or --model-repository DIR");
   }
-  if (selection.control == ModelControlMode::kExplicit && selection.repository.empty()) {
-    return MakeError(ErrorKind::kInvalidArgument, "--model-control explicit loads from a --model-repository DIR");
+  if (selection.control != ModelControlMode::kNone && selection.repository.empty()) {
+    return MakeError(ErrorKind::kInvalidArgument,
+                     fmt::format("--model-control {} works on a --model-repository DIR",
+                                 selection.control == ModelControlMode::kPoll ? "poll" : "explicit"));
   }
   if (selection.control != ModelControlMode::kExplicit && !selection.load_models.empty()) {
     return MakeError(ErrorKind::kInvalidArgument,

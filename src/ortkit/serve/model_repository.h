@@ -65,8 +65,16 @@ Result<RepositoryModel> ScanRepositoryModel(const std::filesystem::path& dir, co
 Result<std::vector<ModelSource>> SourcesOfModel(const RepositoryModel& model, const ConfigOverrides& overrides);
 
 /// Which models of a repository are loaded at start (--model-control), as Triton's modes: kNone every
-/// one; kExplicit the --load-model names only, the rest when the repository API loads them.
-enum class ModelControlMode { kNone, kExplicit };
+/// one; kPoll every one, then whatever the repository's files become (RepositoryPoller); kExplicit the
+/// --load-model names only, the rest when the repository API loads them.
+enum class ModelControlMode { kNone, kExplicit, kPoll };
+
+/// The content of a model folder as polling compares it: each file under it (config.json, model.onnx, the
+/// version folders with their external data; hidden files, as rsync's and editors' temporary ones, passed
+/// over) by relative path, size and a 64-bit hash of its bytes (XXH3), one line each, sorted. Two digests
+/// are equal exactly when no file was added, removed or changed, whatever the timestamps say. kIo when a
+/// file cannot be read (it vanished while being read: the folder is changing).
+Result<std::string> DigestModelFolder(const std::filesystem::path& folder);
 
 /// The models to serve as the command line names them: --model flags, each with the --config
 /// that goes with it, or one repository folder.
@@ -81,8 +89,8 @@ struct ModelSelection {
 /// The models of `selection`, each configuration with `overrides` applied and then validated; from a
 /// repository, one source per version its policy selects. kInvalidArgument unless exactly one of models and
 /// repository is given, for a --config with a repository, for a bare --config FILE with several models, for
-/// a NAME=FILE without its model, for kExplicit without a repository and for --load-model without kExplicit;
-/// kNotFound for a repository without a model (kNone) or a --load-model it does not hold; otherwise the errors of
+/// a NAME=FILE without its model, for kExplicit or kPoll without a repository and for --load-model without kExplicit;
+/// kNotFound for a repository without a model (kNone, kPoll) or a --load-model it does not hold; otherwise the errors of
 /// ModelFromFlag, ScanModelRepository, SourcesOfModel and ValidateModelConfig. `notes` receives the
 /// repository scan's notes, also when a later step fails.
 Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,

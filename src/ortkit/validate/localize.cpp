@@ -338,6 +338,7 @@ Status WalkChunks(const Walk& walk, const ChunkSource& source_a, const ChunkSour
       // NaN on both sides agrees on nothing: in topological order, the first value that holds NaN
       // is made by the node that first produces it (every value before it was free of NaN).
       const bool nan_origin = comparison.passed && comparison.nan_both > 0;
+      report.compared.push_back({name, "", comparison.max_abs_error, comparison.passed && !nan_origin});
       if (comparison.passed && !nan_origin) {
         agreed.emplace(name, ComputeStats(e->tensor));
         continue;
@@ -386,6 +387,14 @@ void AddSourceRanges(const onnx::GraphProto& graph, const GraphIndex& index, std
         if (tensor.ok() && !tensor->is_string()) ranges.emplace(value, ComputeStats(*tensor));
       }
     }
+  }
+}
+
+/// Names the node producing each compared value.
+void NameComparedNodes(const onnx::GraphProto& graph, const GraphIndex& index, LocalizeReport& report) {
+  for (auto& c : report.compared) {
+    auto it = index.producer.find(c.value);
+    if (it != index.producer.end()) c.node = NodeDisplayName(graph.node(it->second), it->second);
   }
 }
 
@@ -571,6 +580,7 @@ Result<LocalizeReport> Localize(Runtime& runtime, const ModelToLoad& model, cons
   AgreedValues agreed;
   ORTKIT_RETURN_IF_ERROR(
       WalkChunks(walk, source(model_a, plan.a), source(model_b, plan.b), options, start, report, agreed));
+  NameComparedNodes(model_a.proto.graph(), model_a.index, report);
   if (report.divergence) {
     AddSourceRanges(model_a.proto.graph(), model_a.index, inputs, *report.divergence, agreed);
     DescribeDivergence(model_a.proto.graph(), model_a.index, walk, agreed, *report.divergence);
@@ -631,6 +641,7 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToL
   };
   AgreedValues agreed;
   ORTKIT_RETURN_IF_ERROR(WalkChunks(walk, from_reference, from_session, options, start, report, agreed));
+  NameComparedNodes(working.proto.graph(), working.index, report);
   if (report.divergence) {
     AddSourceRanges(working.proto.graph(), working.index, inputs, *report.divergence, agreed);
     DescribeDivergence(working.proto.graph(), working.index, walk, agreed, *report.divergence);

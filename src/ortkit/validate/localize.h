@@ -115,6 +115,14 @@ struct Divergence {
   std::string fused_kernel;
 };
 
+/// One value the walk compared: how far its two sides lie apart, in the order compared (topological).
+struct ComparedValue {
+  std::string value;
+  std::string node;  ///< the node producing it (NodeDisplayName)
+  double max_abs_error = 0;
+  bool passed = true;  ///< within the tolerance (false for the divergence)
+};
+
 struct LocalizeStats {
   std::size_t values_total = 0;       ///< node outputs of side A's main graph
   std::size_t values_considered = 0;  ///< after max_values
@@ -135,6 +143,8 @@ struct LocalizeReport {
   bool complete = false;        ///< every value considered was compared (or the divergence found)
   std::string stopped_because;  ///< when !complete: the time budget or max_values, in words
   std::optional<Divergence> divergence;
+  /// Every value compared, the divergence last: the error along the graph up to where the runs part.
+  std::vector<ComparedValue> compared;
   std::vector<std::string> skipped;  ///< names of skipped values (the first 20)
   LocalizeStats stats;
 

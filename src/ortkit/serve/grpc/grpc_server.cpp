@@ -319,19 +319,23 @@ class InferenceService final : public ServiceBase {
     return Logged(context, "RepositoryModelLoad", in->model_name(), [&] {
       if (!core_.repository_api()) return RepositoryApiOff();
       if (Status key = CheckRepositoryKey(*context, core_); !key.ok()) return key;
-      std::optional<std::string> config;
+      LoadRequest load;
       for (const auto& [key, value] : in->parameters()) {
         if (key == "config") {
           if (value.parameter_choice_case() != inference::ModelRepositoryParameter::kStringParam) {
             return Status(StatusCode::INVALID_ARGUMENT, "parameter \"config\" must be a string holding JSON");
           }
-          config = value.string_param();
+          load.config = value.string_param();
         } else if (key.rfind("file:", 0) == 0) {
-          return Status(StatusCode::INVALID_ARGUMENT,
-                        "parameter \"" + key + "\": file overrides are not supported; put the files in the repository");
+          if (value.parameter_choice_case() != inference::ModelRepositoryParameter::kBytesParam) {
+            return Status(StatusCode::INVALID_ARGUMENT,
+                          "parameter \"" + key + "\" must be a bytes_param holding the file's bytes");
+          }
+          load.files[key.substr(5)] = value.bytes_param();
         }
       }
-      ortkit::Status loaded = core_.LoadModel(in->model_name(), config);
+      if (ortkit::Status paths = CheckOverrideFiles(load.files); !paths.ok()) return ToStatus(paths.error());
+      ortkit::Status loaded = core_.LoadModel(in->model_name(), load);
       return loaded.ok() ? Status::OK : ToStatus(loaded.error());
     });
   }

@@ -8,9 +8,11 @@
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <boost/beast/http/verb.hpp>
+#include <openssl/evp.h>
 #include <nlohmann/json.hpp>
 
 namespace ortkit::serve::http {
@@ -151,28 +153,45 @@ Result<std::string> RepositoryIndexJson(const InferenceCore& core, const std::st
   return list.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// The "config" parameter of a load request's body: absent, or a JSON text (a string). File
-// overrides ("file:PATH") are refused: a load reads the repository's files.
-Result<std::optional<std::string>> LoadConfigOf(const std::string& body) {
+// Standard base64 (RFC 4648, padded), as Triton's clients write a file override; kInvalidArgument otherwise.
+Result<std::string> DecodeBase64(const std::string& text, const std::string& key) {
+  if (text.size() % 4 != 0 || text.size() > (std::size_t{INT32_MAX} / 3) * 4) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"{}\" is not base64 text", key));
+  }
+  std::string bytes(text.size() / 4 * 3, '\0');
+  const int written = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  const std::size_t padding = text.size() >= 2 ? (text.end()[-1] == '=') + (text.end()[-2] == '=') : 0;
+  if (written < 0 || static_cast<std::size_t>(written) != bytes.size()) {
+    return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"{}\" is not base64 text", key));
+  }
+  bytes.resize(bytes.size() - padding);
+  return bytes;
+}
+
+// A load request's parameters: "config", a JSON text (a string), and "file:PATH" overrides, base64 text.
+Result<LoadRequest> LoadRequestOf(const std::string& body) {
   ORTKIT_ASSIGN_OR_RETURN(json request, RepositoryBody(body));
-  if (!request.contains("parameters")) return std::optional<std::string>();
+  LoadRequest load;
+  if (!request.contains("parameters")) return load;
   const json& parameters = request["parameters"];
   if (!parameters.is_object()) return MakeError(ErrorKind::kInvalidArgument, "\"parameters\" must be an object");
-  std::optional<std::string> config;
   for (const auto& [key, value] : parameters.items()) {
     if (key == "config") {
       if (!value.is_string()) {
         return MakeError(ErrorKind::kInvalidArgument, "parameter \"config\" must be a string holding JSON");
       }
-      config = value.get<std::string>();
+      load.config = value.get<std::string>();
     } else if (key.rfind("file:", 0) == 0) {
-      return MakeError(ErrorKind::kInvalidArgument,
-                       fmt::format("parameter \"{}\": file overrides are not supported; put the files in the "
-                                   "repository",
-                                   key));
+      if (!value.is_string()) {
+        return MakeError(ErrorKind::kInvalidArgument,
+                         fmt::format("parameter \"{}\" must be a string: the file's bytes in base64", key));
+      }
+      ORTKIT_ASSIGN_OR_RETURN(load.files[key.substr(5)], DecodeBase64(value.get_ref<const std::string&>(), key));
     }
   }
-  return config;
+  ORTKIT_RETURN_IF_ERROR(CheckOverrideFiles(load.files));
+  return load;
 }
 
 std::string ModelConfigJson(const ModelConfig& config) {
@@ -247,17 +266,21 @@ InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& enc
   }
 }
 
-/// One thread that runs the tasks given to it in order; the destructor runs what is queued, then joins.
+/// A few threads that run the tasks given to them in order of arrival, several at once (the repository's
+/// loads: one that takes long holds no load of another model back; the core orders those of one model); the
+/// destructor runs what is queued, then joins.
 class ControlThread {
  public:
-  ControlThread() : thread_([this] { Work(); }) {}
+  ControlThread() {
+    for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Work(); });
+  }
   ~ControlThread() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
-    wake_.notify_one();
-    thread_.join();
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
   }
   ControlThread(const ControlThread&) = delete;
   ControlThread& operator=(const ControlThread&) = delete;
@@ -288,7 +311,8 @@ class ControlThread {
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;  // guarded by mutex_
   bool stopping_ = false;                    // guarded by mutex_
-  std::thread thread_;                       // last: starts once the rest is built
+  static constexpr int kThreads = 4;
+  std::vector<std::thread> threads_;  // last: start once the rest is built
 };
 
 Routes::Routes(InferenceCore& core, const HttpOptions& options, std::function<void()> run_queued_soon)
@@ -372,16 +396,16 @@ void Routes::RepositoryControl(const std::shared_ptr<Exchange>& exchange, Reques
                           "the repository API is off: start ortkit serve with --repository-api to load and "
                           "unload models");
   }
-  std::optional<std::string> config;
+  LoadRequest what;
   if (load) {
-    auto parsed = LoadConfigOf(request.body());
+    auto parsed = LoadRequestOf(request.body());
     if (!parsed.ok()) return exchange->Fail(400, parsed.error().message);
-    config = std::move(parsed).value();
+    what = std::move(parsed).value();
   } else if (auto body = RepositoryBody(request.body()); !body.ok()) {
     return exchange->Fail(400, body.error().message);
   }
-  control_->Run([this, exchange, load, model, config = std::move(config)] {
-    Status done = load ? core_.LoadModel(model, config) : core_.UnloadModel(model);
+  control_->Run([this, exchange, load, model, what = std::move(what)] {
+    Status done = load ? core_.LoadModel(model, what) : core_.UnloadModel(model);
     exchange->Post([exchange, done = std::move(done)] {
       if (!done.ok()) return exchange->Fail(HttpStatusFor(done.error().kind), done.error().message);
       exchange->Write(MakeResponse(200));
