@@ -231,22 +231,26 @@ class RepositoryTest(unittest.TestCase):
 
     def test_9_file_overrides_load_from_the_given_files_alone(self):
         """Triton's load with files: the model is read from those files only, the repository's left alone."""
-        self.http.load_model("adder", config="{}", files={"4/model.onnx": adder_model(5).SerializeToString()})
+        self.http.load_model("adder", config="{}", files={"file:4/model.onnx": adder_model(5).SerializeToString()})
         self.assertEqual(self.http.get_model_metadata("adder")["versions"], ["4"])
         self.assertEqual(http_infer(self.http, "adder", 10), 15)
-        self.grpc.load_model("adder", config="{}", files={"1/model.onnx": adder_model(6).SerializeToString()})
+        self.grpc.load_model("adder", config="{}", files={"file:1/model.onnx": adder_model(6).SerializeToString()})
         self.assertEqual(grpc_infer(self.grpc, "adder", 10), 16)
         self.assertFalse(os.path.exists(os.path.join(self.adder, "4")))  # nothing written into the repository
         for client, refused in ((self.http, "400"), (self.grpc, "StatusCode.INVALID_ARGUMENT")):
             for path in ("../other/model.onnx", "/tmp/model.onnx", "1/.hidden"):
                 with self.assertRaises(InferenceServerException) as e:
-                    client.load_model("adder", config="{}", files={path: b"x"})
+                    client.load_model("adder", config="{}", files={"file:" + path: b"x"})
                 self.assertEqual(e.exception.status(), refused)
                 self.assertIn("file:", e.exception.message())
             with self.assertRaises(InferenceServerException) as e:  # files without a config, as Triton refuses
-                client.load_model("adder", files={"1/model.onnx": adder_model(7).SerializeToString()})
+                client.load_model("adder", files={"file:1/model.onnx": adder_model(7).SerializeToString()})
             self.assertEqual(e.exception.status(), refused)
             self.assertIn('"config"', e.exception.message())
+            with self.assertRaises(InferenceServerException) as e:  # a file without its prefix is no parameter of a load
+                client.load_model("adder", config="{}", files={"1/model.onnx": b"x"})
+            self.assertEqual(e.exception.status(), refused)
+            self.assertIn("file:PATH", e.exception.message())
         self.assertEqual(http_infer(self.http, "adder", 10), 16)  # every refusal left the served copy alone
         self.http.load_model("adder")  # without files: the repository's own copy again
         self.assertNotEqual(http_infer(self.http, "adder", 10), 16)

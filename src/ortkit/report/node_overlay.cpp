@@ -116,9 +116,9 @@ std::string OverlaySection(const onnx::GraphProto& graph, const NodeOverlay& ove
   std::string mark;
   if (marked_bucket < buckets) {
     const double x = (static_cast<double>(marked_bucket) + 0.5) * width;
-    mark = fmt::format("<path class=\"mark\" d=\"M{:.1f},0l5,9h-10z\"><title>{}</title></path>"
+    mark = fmt::format("<path class=\"mark\" d=\"M{:.1f},0h10l-5,9z\"><title>{}</title></path>"
                        "<line class=\"mark\" x1=\"{:.1f}\" y1=\"9\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>",
-                       x - 0.0, EscapeHtml(overlay.marked_label + ": " + overlay.marked), x, x, kTop + kHeight);
+                       x - 5, EscapeHtml(overlay.marked_label + ": " + overlay.marked), x, x, kTop + kHeight);
   }
   out += fmt::format(
       "<p>Each column is {} in topological order (first at the left); its height and colour show {}{}; the "

@@ -307,6 +307,12 @@ Status CheckOverrideFiles(const std::map<std::string, std::string>& files) {
   return OkStatus();
 }
 
+std::string UnknownLoadParameter(const std::string& key) {
+  return fmt::format("parameter \"{}\" is not one a load takes: \"config\" (a config.json text) and \"file:PATH\" "
+                     "(a file of the model's folder, \"file:1/model.onnx\")",
+                     key.substr(0, 200));
+}
+
 Result<RepositoryModel> InferenceCore::ModelToLoad(const std::string& name, const LoadRequest& load,
                                                    std::shared_ptr<ScratchFolder>* scratch) const {
   std::vector<std::string> notes;

@@ -156,6 +156,10 @@ struct LoadRequest {
 /// 64 files. kInvalidArgument naming the parameter and the rule.
 Status CheckOverrideFiles(const std::map<std::string, std::string>& files);
 
+/// The refusal of a load parameter that is neither "config" nor "file:PATH" (a file override missing its
+/// prefix would otherwise be dropped in silence), naming it.
+std::string UnknownLoadParameter(const std::string& key);
+
 /// Serves a set of models that LoadModel() and UnloadModel() change while requests run.
 /// Thread-safe; every method may be called from any thread.
 ///

@@ -650,10 +650,39 @@ Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToL
   return report;
 }
 
+namespace {
+
+// What a reference holds by name: a folder or file of tensors as ReadTensors reads it, or a data set
+// (input_K.pb, output_K.pb) with the intermediate values recorded beside it (NAME.pb or NAME.npy).
+Result<std::vector<NamedTensor>> ReferenceValues(const std::filesystem::path& reference) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(reference, ec) || !fs::exists(reference / "input_0.pb", ec)) return ReadTensors(reference);
+  ORTKIT_ASSIGN_OR_RETURN(TestDataSet set, ReadTestDataSet(reference));
+  std::vector<NamedTensor> tensors = std::move(set.inputs);
+  for (auto& t : set.outputs) tensors.push_back(std::move(t));
+  std::vector<fs::path> values;
+  for (const auto& entry : fs::directory_iterator(reference, ec)) {
+    const std::string stem = entry.path().stem().string();
+    const std::string extension = entry.path().extension().string();
+    if (extension != ".pb" && extension != ".npy") continue;
+    if (stem.rfind("input_", 0) == 0 || stem.rfind("output_", 0) == 0) continue;
+    values.push_back(entry.path());
+  }
+  std::sort(values.begin(), values.end());  // the directory's order is the file system's
+  for (const auto& file : values) {
+    ORTKIT_ASSIGN_OR_RETURN(auto read, ReadTensors(file));
+    for (auto& t : read) tensors.push_back(std::move(t));
+  }
+  return tensors;
+}
+
+}  // namespace
+
 Result<LocalizeReport> LocalizeAgainstReference(Runtime& runtime, const ModelToLoad& model, const SessionConfig& config,
                                                 const std::filesystem::path& reference,
                                                 std::span<const NamedTensor> inputs, const LocalizeOptions& options) {
-  ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReadTensors(reference));
+  ORTKIT_ASSIGN_OR_RETURN(auto tensors, ReferenceValues(reference));
   ORTKIT_ASSIGN_OR_RETURN(LocalizeReport report,
                           LocalizeAgainstReference(runtime, model, config, tensors, inputs, options));
   report.label_a = fmt::format("reference '{}'", reference.string());

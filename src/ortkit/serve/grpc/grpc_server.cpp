@@ -332,6 +332,8 @@ class InferenceService final : public ServiceBase {
                           "parameter \"" + key + "\" must be a bytes_param holding the file's bytes");
           }
           load.files[key.substr(5)] = value.bytes_param();
+        } else {
+          return Status(StatusCode::INVALID_ARGUMENT, UnknownLoadParameter(key));
         }
       }
       if (ortkit::Status paths = CheckOverrideFiles(load.files); !paths.ok()) return ToStatus(paths.error());

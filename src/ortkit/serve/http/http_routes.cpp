@@ -188,6 +188,8 @@ Result<LoadRequest> LoadRequestOf(const std::string& body) {
                          fmt::format("parameter \"{}\" must be a string: the file's bytes in base64", key));
       }
       ORTKIT_ASSIGN_OR_RETURN(load.files[key.substr(5)], DecodeBase64(value.get_ref<const std::string&>(), key));
+    } else {
+      return MakeError(ErrorKind::kInvalidArgument, UnknownLoadParameter(key));
     }
   }
   ORTKIT_RETURN_IF_ERROR(CheckOverrideFiles(load.files));
