@@ -27,7 +27,8 @@ std::string AddModel(float value) {
   const std::string text = R"(
 <ir_version: 8, opset_import: ["" : 17]>
 agraph (float[batch, 4] x) => (float[batch, 4] y) {
-  w = Constant<value = float[4096] {)" + weights + R"(}>()
+  w = Constant<value = float[4096] {)" +
+                           weights + R"(}>()
   first = Slice(w, starts, ends)
   y = Add(x, first)
 }

@@ -36,8 +36,9 @@ Status WriteBenchPage(const BenchFlags& flags, const BenchReport& report) {
   ReportPage page;
   page.command = "bench";
   page.model_path = flags.model.string();
-  page.verdict = report.stopped ? "stopped early: " + *report.stopped
-                                : fmt::format("{} shape{} measured", report.points.size(), report.points.size() == 1 ? "" : "s");
+  page.verdict = report.stopped
+                     ? "stopped early: " + *report.stopped
+                     : fmt::format("{} shape{} measured", report.points.size(), report.points.size() == 1 ? "" : "s");
   page.verdict_severity = report.stopped ? Severity::kWarning : Severity::kInfo;
   page.text_report = RenderBenchReport(flags, report, Format::kText, Style{});
   page.tables.push_back(LatencyTable(report));
@@ -45,16 +46,19 @@ Status WriteBenchPage(const BenchFlags& flags, const BenchReport& report) {
     const ProfileReport& profile = *report.profile;
     const double runs = static_cast<double>(std::max<std::int64_t>(1, profile.runs));
     NodeOverlay overlay;
-    overlay.title = fmt::format("Time per node: {} profiled run{} (µs per run)", profile.runs, profile.runs == 1 ? "" : "s");
+    overlay.title =
+        fmt::format("Time per node: {} profiled run{} (µs per run)", profile.runs, profile.runs == 1 ? "" : "s");
     overlay.unit = "µs";
     for (const auto& n : profile.nodes) overlay.values.push_back({n.node, n.total_us / runs});
     page.overlay = std::move(overlay);
     page.tables.push_back(GroupTable("Time by operator type", "operator", profile.op_types, profile.runs));
     page.tables.push_back(GroupTable("Time by execution provider", "provider", profile.providers, profile.runs));
     if (!profile.trace.empty()) {
-      page.tables.push_back(PageTable{"The profiler's trace", {"file", "opens in"},
-                                      {{profile.trace.string(), "ui.perfetto.dev or chrome://tracing (Chrome trace-event JSON)"}},
-                                      {}});
+      page.tables.push_back(
+          PageTable{"The profiler's trace",
+                    {"file", "opens in"},
+                    {{profile.trace.string(), "ui.perfetto.dev or chrome://tracing (Chrome trace-event JSON)"}},
+                    {}});
     }
   }
   return WriteReportPage(page, flags.report_page);

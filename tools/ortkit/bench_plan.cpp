@@ -100,8 +100,8 @@ Result<BenchPlan> MakeBenchPlan(const BenchFlags& flags, const CLI::App& cmd) {
     ORTKIT_ASSIGN_OR_RETURN(plan.batches, ParseSizeList(flags.batch, "--batch"));
   }
   ORTKIT_ASSIGN_OR_RETURN(plan.sweeps, ParseSweepAxes(flags.dims));
-  for (const auto& [path, flag] : {std::pair{flags.plot, "--plot"}, {flags.write_config, "--write-config"},
-                                   {flags.report_page, "--report"}}) {
+  for (const auto& [path, flag] :
+       {std::pair{flags.plot, "--plot"}, {flags.write_config, "--write-config"}, {flags.report_page, "--report"}}) {
     ORTKIT_RETURN_IF_ERROR(CheckWritable(path, flag));
   }
   // The runtime adds a timestamp and .json to the prefix: probe a file of that form before measuring.

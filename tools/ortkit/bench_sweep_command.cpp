@@ -151,7 +151,8 @@ int RunBenchSweep(const BenchFlags& flags, const BenchPlan& plan) {
   }
   report.peak_rss_bytes = PeakResidentBytes();
   if (!flags.report_page.empty()) {
-    if (auto written = WriteBenchPage(flags, report); !written.ok()) return Fail("bench", AsUsageError(written.error()), format);
+    if (auto written = WriteBenchPage(flags, report); !written.ok())
+      return Fail("bench", AsUsageError(written.error()), format);
   }
   PrintText(stdout, RenderBenchReport(flags, report, format, Style::ForStream(stdout)));
   if (report.stopped && format != Format::kText && format != Format::kJson)

@@ -84,8 +84,8 @@ class AccessLogWriter {
 
 // What reaches the core from outside: the front ends, and the repository's files under --model-control poll.
 struct FrontEnds {
-  std::unique_ptr<serve::http::HttpServer> http;  // bound, started by the caller
-  std::unique_ptr<serve::grpc::GrpcServer> grpc;  // serving; null without gRPC
+  std::unique_ptr<serve::http::HttpServer> http;    // bound, started by the caller
+  std::unique_ptr<serve::grpc::GrpcServer> grpc;    // serving; null without gRPC
   std::unique_ptr<serve::RepositoryPoller> poller;  // started by the caller; null unless polling
 };
 
@@ -181,8 +181,9 @@ int Serve(const ServeFlags& flags) {
   }
   if (ends->poller) ends->poller->Start();
   if (flags.core.reload_policy == serve::ReloadPolicy::kUnloadFirst) {
-    PrintNote("serve", "--reload-policy unload-first: a reload unloads the served copy before it loads the new one; "
-                       "the model's requests get 503 until that one is ready");
+    PrintNote("serve",
+              "--reload-policy unload-first: a reload unloads the served copy before it loads the new one; "
+              "the model's requests get 503 until that one is ready");
   }
   PrintListening(flags, *ends, **core);
   int signal_number = 0;

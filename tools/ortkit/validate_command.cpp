@@ -13,8 +13,8 @@
 #include "input_flags.h"
 #include "model_session.h"
 #include "ortkit/report/report_page.h"
-#include "report_page_flag.h"
 #include "ortkit/validate/validate.h"
+#include "report_page_flag.h"
 #include "terminal.h"
 #include "validate_flags.h"
 #include "validate_render.h"
@@ -82,7 +82,8 @@ Status WriteValidatePage(const ValidateFlags& flags, const ValidateReport& repor
   page.verdict = report.Passed() ? "PASS" : "FAIL";
   page.verdict_severity = report.Passed() ? Severity::kInfo : Severity::kError;
   if (report.target) page.diagnoses = report.target->diagnoses;
-  for (const auto& l : report.localizations) page.diagnoses.insert(page.diagnoses.end(), l.diagnoses.begin(), l.diagnoses.end());
+  for (const auto& l : report.localizations)
+    page.diagnoses.insert(page.diagnoses.end(), l.diagnoses.begin(), l.diagnoses.end());
   std::stable_sort(page.diagnoses.begin(), page.diagnoses.end(),
                    [](const Diagnosis& a, const Diagnosis& b) { return a.severity > b.severity; });
   page.text_report = text;

@@ -15,9 +15,9 @@ namespace {
 
 // Each node of the graph in topological order with its value (NaN: not measured).
 struct Placed {
-  std::vector<int> order;       // graph node indices
-  std::vector<double> values;   // by position in `order`
-  std::size_t unmatched = 0;    // overlay values naming no node of the graph
+  std::vector<int> order;      // graph node indices
+  std::vector<double> values;  // by position in `order`
+  std::size_t unmatched = 0;   // overlay values naming no node of the graph
   double largest = 0;
   double smallest_positive = 0;
 };
@@ -36,7 +36,9 @@ Placed Place(const onnx::GraphProto& graph, const NodeOverlay& overlay) {
       continue;
     }
     double& slot = placed.values[it->second];
-    slot = std::isnan(slot) ? v.value : overlay.fold == NodeOverlay::Fold::kSum ? slot + v.value : std::max(slot, v.value);
+    slot = std::isnan(slot)                          ? v.value
+           : overlay.fold == NodeOverlay::Fold::kSum ? slot + v.value
+                                                     : std::max(slot, v.value);
   }
   for (double v : placed.values) {
     if (std::isnan(v)) continue;
@@ -74,7 +76,8 @@ std::string OverlaySection(const onnx::GraphProto& graph, const NodeOverlay& ove
   std::string out = fmt::format("<section id=\"overlay\"><h2>{}</h2>\n", EscapeHtml(overlay.title));
   if (n == 0 || !(placed.largest > 0)) {
     out += "<p class=\"note\">no node of the graph has a value to show</p>";
-    if (placed.unmatched > 0) out += fmt::format("<p class=\"note\">{} named nodes are not in this graph</p>", placed.unmatched);
+    if (placed.unmatched > 0)
+      out += fmt::format("<p class=\"note\">{} named nodes are not in this graph</p>", placed.unmatched);
     return out + "</section>\n";
   }
   const std::size_t per = (n + std::max(1, columns) - 1) / std::max(1, columns);
@@ -103,36 +106,41 @@ std::string OverlaySection(const onnx::GraphProto& graph, const NodeOverlay& ove
     const int index = placed.order[best];
     const std::string name = NodeDisplayName(graph.node(index), index);
     const std::string title =
-        per == 1 ? fmt::format("{} ({}): {}", name, graph.node(index).op_type(), Amount(folded, overlay.unit))
-                 : fmt::format("nodes {} to {} ({} measured): {} {}; the most at {} ({}): {}", b * per + 1,
-                               std::min(n, (b + 1) * per), measured, overlay.fold == NodeOverlay::Fold::kSum ? "in all" : "at most",
-                               Amount(folded, overlay.unit), name, graph.node(index).op_type(),
-                               Amount(placed.values[best], overlay.unit));
-    bars += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" data-node=\"{}\">"
-                        "<title>{}</title></rect>",
-                        static_cast<double>(b) * width, kTop + kHeight - bar, std::max(1.0, width - 0.5), bar, Colour(f),
-                        best, EscapeHtml(title));
+        per == 1
+            ? fmt::format("{} ({}): {}", name, graph.node(index).op_type(), Amount(folded, overlay.unit))
+            : fmt::format("nodes {} to {} ({} measured): {} {}; the most at {} ({}): {}", b * per + 1,
+                          std::min(n, (b + 1) * per), measured,
+                          overlay.fold == NodeOverlay::Fold::kSum ? "in all" : "at most", Amount(folded, overlay.unit),
+                          name, graph.node(index).op_type(), Amount(placed.values[best], overlay.unit));
+    bars += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" data-node=\"{}\">"
+        "<title>{}</title></rect>",
+        static_cast<double>(b) * width, kTop + kHeight - bar, std::max(1.0, width - 0.5), bar, Colour(f), best,
+        EscapeHtml(title));
   }
   std::string mark;
   if (marked_bucket < buckets) {
     const double x = (static_cast<double>(marked_bucket) + 0.5) * width;
-    mark = fmt::format("<path class=\"mark\" d=\"M{:.1f},0h10l-5,9z\"><title>{}</title></path>"
-                       "<line class=\"mark\" x1=\"{:.1f}\" y1=\"9\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>",
-                       x - 5, EscapeHtml(overlay.marked_label + ": " + overlay.marked), x, x, kTop + kHeight);
+    mark = fmt::format(
+        "<path class=\"mark\" d=\"M{:.1f},0h10l-5,9z\"><title>{}</title></path>"
+        "<line class=\"mark\" x1=\"{:.1f}\" y1=\"9\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>",
+        x - 5, EscapeHtml(overlay.marked_label + ": " + overlay.marked), x, x, kTop + kHeight);
   }
   out += fmt::format(
       "<p>Each column is {} in topological order (first at the left); its height and colour show {}{}; the "
       "largest is {}. Point at a column for its node, click it to show the node in the model below.</p>\n"
-      "<figure class=\"strip-figure\"><svg class=\"strip\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\">"
+      "<figure class=\"strip-figure\"><svg class=\"strip\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} "
+      "{:.0f}\">"
       "<rect class=\"baseline\" x=\"0\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"1\"/>{}{}</svg></figure>\n",
       per == 1 ? "one node" : fmt::format("a run of {} nodes", per),
       overlay.fold == NodeOverlay::Fold::kSum ? "the node's value (the run's largest)" : "the largest value",
       overlay.log_scale ? " on a log scale" : "", Amount(placed.largest, overlay.unit), total_width, kTop + kHeight + 2,
       total_width, kTop + kHeight + 2, kTop + kHeight, total_width, bars, mark);
   if (placed.unmatched > 0) {
-    out += fmt::format("<p class=\"note\">{} measured node{} not in this graph (ONNX Runtime fused or renamed {}): see "
-                       "the tables.</p>\n",
-                       placed.unmatched, placed.unmatched == 1 ? " is" : "s are", placed.unmatched == 1 ? "it" : "them");
+    out += fmt::format(
+        "<p class=\"note\">{} measured node{} not in this graph (ONNX Runtime fused or renamed {}): see "
+        "the tables.</p>\n",
+        placed.unmatched, placed.unmatched == 1 ? " is" : "s are", placed.unmatched == 1 ? "it" : "them");
   }
   return out + "</section>\n";
 }

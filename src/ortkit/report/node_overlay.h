@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
 #include <onnx/onnx_pb.h>
+#include <nlohmann/json_fwd.hpp>
 
 namespace ortkit {
 

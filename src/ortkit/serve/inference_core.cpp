@@ -126,8 +126,8 @@ Result<std::shared_ptr<ServedModel>> InferenceCore::Find(const std::string& name
       return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is loading", name));
     }
     if (control != control_.end() && control->second.state == ControlState::kFailed) {
-      return MakeError(ErrorKind::kUnavailable,
-                       fmt::format("model '{}' is not available: its last load failed: {}", name, control->second.reason));
+      return MakeError(ErrorKind::kUnavailable, fmt::format("model '{}' is not available: its last load failed: {}",
+                                                            name, control->second.reason));
     }
     return MakeError(ErrorKind::kNotFound, fmt::format("unknown model '{}'", name));
   }
@@ -308,9 +308,10 @@ Status CheckOverrideFiles(const std::map<std::string, std::string>& files) {
 }
 
 std::string UnknownLoadParameter(const std::string& key) {
-  return fmt::format("parameter \"{}\" is not one a load takes: \"config\" (a config.json text) and \"file:PATH\" "
-                     "(a file of the model's folder, \"file:1/model.onnx\")",
-                     key.substr(0, 200));
+  return fmt::format(
+      "parameter \"{}\" is not one a load takes: \"config\" (a config.json text) and \"file:PATH\" "
+      "(a file of the model's folder, \"file:1/model.onnx\")",
+      key.substr(0, 200));
 }
 
 Result<RepositoryModel> InferenceCore::ModelToLoad(const std::string& name, const LoadRequest& load,

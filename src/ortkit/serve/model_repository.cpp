@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>

@@ -90,9 +90,9 @@ struct ModelSelection {
 /// repository, one source per version its policy selects. kInvalidArgument unless exactly one of models and
 /// repository is given, for a --config with a repository, for a bare --config FILE with several models, for
 /// a NAME=FILE without its model, for kExplicit or kPoll without a repository and for --load-model without kExplicit;
-/// kNotFound for a repository without a model (kNone, kPoll) or a --load-model it does not hold; otherwise the errors of
-/// ModelFromFlag, ScanModelRepository, SourcesOfModel and ValidateModelConfig. `notes` receives the
-/// repository scan's notes, also when a later step fails.
+/// kNotFound for a repository without a model (kNone, kPoll) or a --load-model it does not hold; otherwise the errors
+/// of ModelFromFlag, ScanModelRepository, SourcesOfModel and ValidateModelConfig. `notes` receives the repository
+/// scan's notes, also when a later step fails.
 Result<std::vector<ModelSource>> ResolveModelSources(const ModelSelection& selection, const ConfigOverrides& overrides,
                                                      std::vector<std::string>* notes);
 

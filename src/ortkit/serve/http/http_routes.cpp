@@ -11,8 +11,8 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <boost/beast/http/verb.hpp>
 #include <openssl/evp.h>
+#include <boost/beast/http/verb.hpp>
 #include <nlohmann/json.hpp>
 
 namespace ortkit::serve::http {
@@ -159,8 +159,9 @@ Result<std::string> DecodeBase64(const std::string& text, const std::string& key
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"{}\" is not base64 text", key));
   }
   std::string bytes(text.size() / 4 * 3, '\0');
-  const int written = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
-                                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  const int written =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
   const std::size_t padding = text.size() >= 2 ? (text.end()[-1] == '=') + (text.end()[-2] == '=') : 0;
   if (written < 0 || static_cast<std::size_t>(written) != bytes.size()) {
     return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"{}\" is not base64 text", key));
