@@ -142,6 +142,33 @@ TEST(DigestModelFolder, SaysWhetherAnyByteChangedWhateverTheTimestamps) {
   EXPECT_FALSE(DigestModelFolder(dir.path() / "nowhere").ok());
 }
 
+TEST(DigestModelFolder, ACacheReadsOnlyWhatChangedAndNeverMissesNewBytes) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "m");
+  const auto file = dir.path() / "m" / "model.onnx";
+  dir.Write("m/model.onnx", "abcdef");
+  DigestCache cache;
+  const auto first = DigestModelFolder(dir.path() / "m", &cache);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(cache.files.size(), 1u);
+  EXPECT_FALSE(cache.files.begin()->second.settled);  // written just now: read again next time
+  // A settled entry with a hash that is not the file's: the cache is used only while the file's times hold.
+  auto& entry = cache.files.begin()->second;
+  entry.settled = true;
+  entry.hash = 42;
+  EXPECT_NE(*DigestModelFolder(dir.path() / "m", &cache), *first);  // its times held: the cache's hash used
+  // New bytes, the size and modification time set back as `cp -p` would: the status-change time moved.
+  const auto stamp = std::filesystem::last_write_time(file);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  dir.Write("m/model.onnx", "abcdeF");
+  std::filesystem::last_write_time(file, stamp);
+  EXPECT_NE(*DigestModelFolder(dir.path() / "m", &cache), *first);
+  EXPECT_EQ(*DigestModelFolder(dir.path() / "m", &cache), *DigestModelFolder(dir.path() / "m"));
+  cache.Prune();
+  cache.Prune();  // a round in which nothing used the entry: dropped
+  EXPECT_TRUE(cache.files.empty());
+}
+
 TEST_F(ServePoll, AChangedModelIsReloadedOnlyOnceItsFilesStopChanging) {
   auto core = Start();
   auto poller = Poller(*core);

@@ -287,7 +287,8 @@ Status CheckOverrideFiles(const std::map<std::string, std::string>& files) {
     return MakeError(ErrorKind::kInvalidArgument,
                      fmt::format("{} file overrides: at most {} per load", files.size(), kMostFiles));
   }
-  for (const auto& [path, bytes] : files) {
+  for (const auto& file : files) {
+    const std::string& path = file.first;  // named, not a structured binding: a lambda captures it below
     const auto refuse = [&](std::string_view why) {
       return MakeError(ErrorKind::kInvalidArgument, fmt::format("parameter \"file:{}\": {}", path, why));
     };

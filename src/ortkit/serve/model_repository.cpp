@@ -1,6 +1,11 @@
 #include "ortkit/serve/model_repository.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -165,7 +170,12 @@ Result<std::uint64_t> HashFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<std::string> DigestModelFolder(const std::filesystem::path& folder) {
+void DigestCache::Prune() {
+  std::erase_if(files, [&](const auto& entry) { return entry.second.round != round; });
+  ++round;
+}
+
+Result<std::string> DigestModelFolder(const std::filesystem::path& folder, DigestCache* cache) {
   namespace fs = std::filesystem;
   std::vector<std::string> lines;
   std::error_code ec;
@@ -178,10 +188,38 @@ Result<std::string> DigestModelFolder(const std::filesystem::path& folder) {
       continue;
     }
     if (!it->is_regular_file(kind)) continue;
-    const auto size = it->file_size(kind);
-    if (kind) return MakeError(ErrorKind::kIo, fmt::format("{}: {}", it->path().string(), kind.message()));
-    ORTKIT_ASSIGN_OR_RETURN(const std::uint64_t hash, HashFile(it->path()));
-    lines.push_back(fmt::format("{} {} {:016x}", fs::relative(it->path(), folder).generic_string(), size, hash));
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) != 0) {
+      return MakeError(ErrorKind::kIo, fmt::format("{}: {}", it->path().string(), std::strerror(errno)));
+    }
+    const DigestCache::Entry now{static_cast<std::uint64_t>(st.st_size), static_cast<std::uint64_t>(st.st_ino),
+                                 st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec,
+                                 st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec};
+    DigestCache::Entry* known = nullptr;
+    if (cache != nullptr) {
+      auto found = cache->files.find(it->path().string());
+      if (found != cache->files.end()) known = &found->second;
+    }
+    std::uint64_t hash = 0;
+    if (known != nullptr && known->settled && known->size == now.size && known->inode == now.inode &&
+        known->mtime_ns == now.mtime_ns && known->ctime_ns == now.ctime_ns) {
+      hash = known->hash;
+      known->round = cache->round;
+    } else {
+      ORTKIT_ASSIGN_OR_RETURN(hash, HashFile(it->path()));
+      if (cache != nullptr) {
+        DigestCache::Entry entry = now;
+        entry.hash = hash;
+        // As git's racily clean files: a file written within the file system's timestamp granularity of
+        // its hashing could change again with the same times; it is read again until it is older than that.
+        const auto wall = std::chrono::system_clock::now().time_since_epoch();
+        entry.settled =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count() - now.ctime_ns > 2'000'000'000LL;
+        entry.round = cache->round;
+        cache->files[it->path().string()] = entry;
+      }
+    }
+    lines.push_back(fmt::format("{} {} {:016x}", fs::relative(it->path(), folder).generic_string(), now.size, hash));
   }
   if (ec) return MakeError(ErrorKind::kIo, fmt::format("{}: {}", folder.string(), ec.message()));
   std::sort(lines.begin(), lines.end());

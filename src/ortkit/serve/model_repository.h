@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,7 +75,26 @@ enum class ModelControlMode { kNone, kExplicit, kPoll };
 /// over) by relative path, size and a 64-bit hash of its bytes (XXH3), one line each, sorted. Two digests
 /// are equal exactly when no file was added, removed or changed, whatever the timestamps say. kIo when a
 /// file cannot be read (it vanished while being read: the folder is changing).
-Result<std::string> DigestModelFolder(const std::filesystem::path& folder);
+///
+/// With a `cache`, a file whose size, inode, modification and status-change times are those of the last
+/// digest is not read again: its hash is the cache's. The status-change time (ctime) moves with every write
+/// and cannot be set back by the tools that copy or touch files (cp -p, rsync -t, touch -d), so a file
+/// with new bytes is always read (one written within 2 s of its hashing is read again at the next digest, as
+/// git treats racily clean files); the cache spares reading unchanged gigabytes at every poll.
+struct DigestCache {
+  struct Entry {
+    std::uint64_t size = 0, inode = 0;
+    std::int64_t mtime_ns = 0, ctime_ns = 0;
+    std::uint64_t hash = 0;
+    std::uint64_t round = 0;
+    bool settled = false;  ///< written more than 2 s before it was hashed: its times can be trusted
+  };
+  std::map<std::string, Entry> files;  ///< by path
+  std::uint64_t round = 0;             ///< the poll that last used an entry: older ones are dropped by Prune
+  /// Drops the entries no digest used since the last Prune, and starts a new round.
+  void Prune();
+};
+Result<std::string> DigestModelFolder(const std::filesystem::path& folder, DigestCache* cache = nullptr);
 
 /// The models to serve as the command line names them: --model flags, each with the --config
 /// that goes with it, or one repository folder.

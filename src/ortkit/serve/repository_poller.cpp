@@ -15,7 +15,7 @@ RepositoryPoller::RepositoryPoller(InferenceCore& core, std::filesystem::path re
   auto scan = ScanModelRepository(repository_);
   if (!scan.ok()) return;
   for (const auto& model : scan->models) {
-    auto digest = DigestModelFolder(model.folder);
+    auto digest = DigestModelFolder(model.folder, &digests_);
     seen_[model.name].served = digest.ok() ? *digest : "";
   }
 }
@@ -83,7 +83,7 @@ void RepositoryPoller::PollOnce() {
     Seen& seen = seen_[model.name];
     seen.missing = false;
     if (seen.job.valid()) continue;  // a load under way: look again at the next poll
-    auto digest = DigestModelFolder(model.folder);
+    auto digest = DigestModelFolder(model.folder, &digests_);
     if (!digest.ok()) {  // a file vanished while read: the folder is changing
       seen.pending.clear();
       continue;
@@ -96,6 +96,7 @@ void RepositoryPoller::PollOnce() {
       Launch(model.name, seen, *digest);
     }
   }
+  digests_.Prune();
   for (auto it = seen_.begin(); it != seen_.end();) {
     Seen& seen = it->second;
     if (present.count(it->first) || seen.job.valid()) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "ortkit/serve/inference_core.h"
+#include "ortkit/serve/model_repository.h"
 
 namespace ortkit::serve {
 
@@ -52,6 +53,7 @@ class RepositoryPoller {
   std::chrono::milliseconds period_;
   PollLog log_;
   std::map<std::string, Seen> seen_;  // by model; touched by the polling thread only (or PollOnce's caller)
+  DigestCache digests_;               // the hashes of files unchanged since the last poll; the same thread
   bool unreadable_ = false;           // the repository could not be read at the last poll
   std::mutex mutex_;
   std::condition_variable wake_;
