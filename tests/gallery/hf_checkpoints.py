@@ -36,9 +36,12 @@ CHECKPOINTS = {
     "qwen2-window": lambda: t.Qwen2ForCausalLM(t.Qwen2Config(**dict(WINDOWED, num_hidden_layers=3), use_sliding_window=True,
                                                              sliding_window=8, max_window_layers=1,
                                                              initializer_range=0.3)),
+    # T5 in the layout of T5 v1.1 and Flan-T5 (gated-GELU feed-forward, head untied from the embeddings), which with
+    # random weights decodes 31 distinct tokens in 32 where the original layout repeats a few.
     "t5": lambda: t.T5ForConditionalGeneration(t.T5Config(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2,
                                                           num_heads=4, decoder_start_token_id=0,
-                                                          initializer_factor=2.0)),
+                                                          initializer_factor=2.0, feed_forward_proj="gated-gelu",
+                                                          tie_word_embeddings=False)),
     # Encoder-decoders whose config states max_position_embeddings (not max_target_positions): 64 positions.
     # (BART's head untied from its embeddings, Marian's default initialisation: random weights that do not repeat one
     # token.)
@@ -76,7 +79,7 @@ CHECKPOINTS = {
         vocab_size=1000, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
         decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, num_mel_bins=80, max_source_positions=32,
         max_target_positions=64, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
-        init_std=0.3)),
+        init_std=0.4)),  # wide enough that greedy decoding does not repeat one token
     "vit": lambda: t.ViTForImageClassification(t.ViTConfig(image_size=32, patch_size=8, hidden_size=64,
                                                             num_hidden_layers=2, num_attention_heads=4,
                                                             intermediate_size=128, num_labels=5)),
