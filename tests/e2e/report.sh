@@ -23,8 +23,9 @@ assert "default-src 'none'" in page, "no content security policy"
 class Tags(html.parser.HTMLParser):  # script and style bodies are raw text to it: only real attributes are seen
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
-            assert name not in ("src", "href", "srcset", "action", "formaction", "poster", "data", "background"), \
+            assert name not in ("src", "srcset", "action", "formaction", "poster", "data", "background"), \
                 f"<{tag} {name}={value!r}> loads something"
+            assert name != "href" or (value or "").startswith("#"), f"<{tag} {name}={value!r}> leaves the page"
             assert not (value or "").lower().startswith(("http:", "https:", "//", "javascript:")), f"<{tag} {name}={value!r}>"
 Tags().feed(page)
 assert not re.findall(r"url\((?!#)", page), "a style loads something"
@@ -96,6 +97,17 @@ errors = [node[1] for node in data["nodes"]]
 assert len(errors) >= 3, errors
 assert all(a < b for a, b in zip(errors, errors[1:])), errors  # rising, node after node
 PY
+
+# The sweep as a grid: the model with a baked batch runs at batch 2 alone (without the check that splits the
+# batch into rows, which fails there too); each other cell links to why.
+expect_rc 1 "$ortkit" validate "$work/baked.onnx" --sweep batch=1,2,4 --no-batch-check --report "$work/grid.html"
+render "$work/grid.html" "$work/grid.dom"
+grep -q '<h2>The dynamic-shape sweep</h2>' "$work/grid.dom" || fail "no sweep grid on validate's page"
+[ "$(grep -o '<td class="pass">' "$work/grid.dom" | wc -l)" = 1 ] || fail "the grid does not hold one passing cell"
+[ "$(grep -o '<td class="fail"><a href="#cell-' "$work/grid.dom" | wc -l)" = 2 ] ||
+  fail "the grid does not hold two failing cells linked to why"
+grep -q '<li id="cell-0-0"><b>batch = 1</b>: runtime.shape-mismatch: ' "$work/grid.dom" ||
+  fail "a failing cell's reason is not listed under the grid"
 
 # bench --profile --report: the time of each node over the graph, and by operator type.
 "$ortkit" bench "$work/baked.onnx" --batch 2 --iterations 20 --profile --profile-runs 5 \

@@ -258,5 +258,23 @@ TEST(ReportPage, ShowsTheOverlayAndTheTablesOnlyWhenGiven) {
   EXPECT_EQ(scripts, 3u);  // the model's data, the overlay's and the page's own script
 }
 
+TEST(ReportPage, DrawsTheSweepAsAGridWithEachFailureLinkedAndEscaped) {
+  auto model = Chain({"a"});
+  ReportPage page{.command = "validate", .model_path = "m.onnx", .verdict = "FAIL"};
+  PageGrid grid{.title = "The dynamic-shape sweep", .row_axes = "batch", .column_axis = "seq<len>"};
+  grid.row_labels = {"1", "8"};
+  grid.column_labels = {"16", "512"};
+  grid.cells = {{"pass", "1.2 ms", ""}, {"pass", "3 ms", ""}, {"pass", "4 ms", ""}, {"nan", "NaN", "<b>nan</b>"}};
+  page.grid = grid;
+  const std::string html = RenderReportPage(page, &model);
+  EXPECT_NE(html.find("<th>batch \\ seq&lt;len&gt;</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"pass\">1.2 ms</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"nan\"><a href=\"#cell-1-1\" title=\"&lt;b&gt;nan&lt;/b&gt;\">NaN</a></td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<li id=\"cell-1-1\"><b>batch = 8, seq&lt;len&gt; = 512</b>: &lt;b&gt;nan&lt;/b&gt;</li>"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<b>nan</b>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ortkit

@@ -115,7 +115,7 @@ TEST(ServeModelSources, ExplicitControlLoadsTheNamedModelsOnly) {
   selection.load_models.clear();
   selection.models = {"a=" + (dir.path() / "a" / "model.onnx").string()};
   selection.control = ModelControlMode::kExplicit;
-  EXPECT_NE(ErrorOf(selection).find("--model-control explicit loads from a --model-repository"), std::string::npos);
+  EXPECT_NE(ErrorOf(selection).find("--model-control explicit works on a --model-repository"), std::string::npos);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "ortkit/doctor/doctor.h"
 #include "report_page_flag.h"
 #include "terminal.h"
+#include "validate_render.h"
 
 namespace ortkit::cli {
 namespace {
@@ -52,6 +53,12 @@ Status WriteDoctorPage(const DoctorFlags& flags, const DoctorReport& report) {
   page.verdict_severity = VerdictSeverity(report);
   page.diagnoses = report.diagnoses;
   page.text_report = RenderDoctorReport(report, /*markdown=*/false, Style{});
+  for (const auto& provider : report.providers) {  // the first provider's sweep: the grid of the default run
+    if (!provider.sweep || provider.sweep->cells.empty()) continue;
+    page.grid = SweepGrid(*provider.sweep);
+    if (report.providers.size() > 1) page.grid->title += " (" + provider.provider + ")";
+    break;
+  }
   return WriteReportPageIfAsked(flags.report_page, page);
 }
 

@@ -88,6 +88,7 @@ Status WriteValidatePage(const ValidateFlags& flags, const ValidateReport& repor
                    [](const Diagnosis& a, const Diagnosis& b) { return a.severity > b.severity; });
   page.text_report = text;
   page.overlay = ErrorOverlay(report);
+  if (report.sweep && !report.sweep->cells.empty()) page.grid = SweepGrid(*report.sweep);
   return WriteReportPageIfAsked(flags.report_page, page);
 }
 

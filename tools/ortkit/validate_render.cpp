@@ -198,4 +198,50 @@ std::string RenderValidateSteps(const ValidateReport& report, const Style& style
   return text;
 }
 
+PageGrid SweepGrid(const SweepReport& sweep) {
+  PageGrid grid;
+  grid.title = "The dynamic-shape sweep";
+  const auto& axes = sweep.axes;
+  std::size_t rows = 1;
+  for (std::size_t a = 0; a + 1 < axes.size(); ++a) rows *= axes[a].values.size();
+  if (axes.size() <= 1) {
+    grid.row_axes = axes.empty() ? "shape" : axes.front().dim;
+    grid.column_labels = {"result"};
+    if (!axes.empty())
+      for (auto v : axes.front().values) grid.row_labels.push_back(std::to_string(v));
+    if (axes.empty()) grid.row_labels = {"the inputs' sizes"};
+  } else {
+    std::vector<std::string> names;
+    for (std::size_t a = 0; a + 1 < axes.size(); ++a) names.push_back(axes[a].dim);
+    grid.row_axes = fmt::format("{}", fmt::join(names, " × "));
+    grid.column_axis = axes.back().dim;
+    for (auto v : axes.back().values) grid.column_labels.push_back(std::to_string(v));
+    for (std::size_t r = 0; r < rows; ++r) {  // row-major: the first axis varies slowest
+      std::vector<std::string> parts;
+      std::size_t rest = r;
+      for (std::size_t a = axes.size() - 1; a-- > 0;) {
+        parts.insert(parts.begin(), std::to_string(axes[a].values[rest % axes[a].values.size()]));
+        rest /= axes[a].values.size();
+      }
+      grid.row_labels.push_back(fmt::format("{}", fmt::join(parts, " × ")));
+    }
+  }
+  for (const auto& cell : sweep.cells) {
+    PageGrid::Cell out;
+    if (cell.state == SweepCell::State::kSkipped) {
+      out = {"skipped", "skipped", cell.skipped};
+    } else if (cell.state == SweepCell::State::kFailed) {
+      const bool nan = std::any_of(cell.diagnoses.begin(), cell.diagnoses.end(),
+                                   [](const Diagnosis& d) { return d.code.find("nan") != std::string::npos; });
+      out = {nan ? "nan" : "fail", nan ? "NaN" : "FAIL",
+             cell.diagnoses.empty() ? "failed" : cell.diagnoses.front().code + ": " + cell.diagnoses.front().message};
+    } else {
+      out = {"pass", fmt::format("{:.3g} ms", cell.run_ms), ""};
+    }
+    grid.cells.push_back(std::move(out));
+  }
+  for (const auto& f : sweep.size_findings) grid.notes.push_back(f.Describe());
+  return grid;
+}
+
 }  // namespace ortkit::cli

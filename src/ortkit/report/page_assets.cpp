@@ -28,6 +28,9 @@ details{margin:.15em 0 .15em 1.2em}summary{cursor:pointer}.chunk-graph{overflow:
 .strip .baseline{fill:#999}.strip .mark{fill:#d32f2f;stroke:#d32f2f}
 .figures table{border-collapse:collapse;font-size:.92em}.figures th,.figures td{padding:.15em .8em;border-bottom:1px solid #eee;text-align:left}
 .figures .num{text-align:right;font-variant-numeric:tabular-nums}
+.grid{border-collapse:collapse;font-size:.92em}.grid th,.grid td{border:1px solid #ddd;padding:.2em .7em;text-align:center}
+.grid td.pass{background:#e3f2e1}.grid td.fail{background:#fbd9d5}.grid td.nan{background:#f6c4f0}.grid td.skipped{background:#eee;color:#777}
+.grid a{color:inherit}.cell-details{font-size:.9em}
 #search-results button{font:12px monospace;border:none;background:none;color:#1565c0;cursor:pointer;text-align:left}
 )CSS";
 }

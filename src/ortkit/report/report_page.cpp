@@ -93,6 +93,44 @@ std::string Tables(const ReportPage& page) {
   return out;
 }
 
+std::string Grid(const PageGrid& grid) {
+  const std::size_t columns = std::max<std::size_t>(1, grid.column_labels.size());
+  std::string out = fmt::format("<section id=\"sweep\"><h2>{}</h2><table class=\"grid\"><thead><tr><th>{}{}</th>",
+                                EscapeHtml(grid.title), EscapeHtml(grid.row_axes),
+                                grid.column_axis.empty() ? "" : " \\ " + EscapeHtml(grid.column_axis));
+  for (const auto& label : grid.column_labels) out += fmt::format("<th>{}</th>", EscapeHtml(label));
+  out += "</tr></thead><tbody>";
+  std::string details;
+  for (std::size_t r = 0; r < grid.row_labels.size(); ++r) {
+    out += fmt::format("<tr><th>{}</th>", EscapeHtml(grid.row_labels[r]));
+    for (std::size_t c = 0; c < columns; ++c) {
+      const std::size_t i = r * columns + c;
+      if (i >= grid.cells.size()) {
+        out += "<td></td>";
+        continue;
+      }
+      const auto& cell = grid.cells[i];
+      const std::string id = fmt::format("cell-{}-{}", r, c);
+      if (cell.detail.empty()) {
+        out += fmt::format("<td class=\"{}\">{}</td>", EscapeHtml(cell.state), EscapeHtml(cell.text));
+        continue;
+      }
+      out += fmt::format("<td class=\"{}\"><a href=\"#{}\" title=\"{}\">{}</a></td>", EscapeHtml(cell.state), id,
+                         EscapeHtml(Shorten(cell.detail, 300)), EscapeHtml(cell.text));
+      std::string where = grid.row_axes + " = " + grid.row_labels[r];
+      if (!grid.column_axis.empty() && c < grid.column_labels.size())
+        where += ", " + grid.column_axis + " = " + grid.column_labels[c];
+      details += fmt::format("<li id=\"{}\"><b>{}</b>: {}</li>", id, EscapeHtml(where),
+                             EscapeHtml(Shorten(cell.detail, 4000)));
+    }
+    out += "</tr>";
+  }
+  out += "</tbody></table>";
+  if (!details.empty()) out += "<ol class=\"cell-details\">" + details + "</ol>";
+  for (const auto& note : grid.notes) out += fmt::format("<p class=\"note\">{}</p>", EscapeHtml(note));
+  return out + "</section>\n";
+}
+
 std::string ModelSection(const onnx::ModelProto* model, const std::string& note, const ReportPageOptions& options) {
   std::string out = "<section id=\"model\"><h2>Model</h2>\n";
   if (model == nullptr) return out + fmt::format("<p class=\"note\">{}</p></section>\n", EscapeHtml(note));
@@ -118,6 +156,7 @@ std::string RenderReportPage(const ReportPage& page, const onnx::ModelProto* mod
     html += fmt::format("<script type=\"application/json\" id=\"overlay-data\">{}</script>\n",
                         JsonForScript(OverlayForScript(model->graph(), *page.overlay, options.outline.max_nodes)));
   }
+  if (page.grid) html += Grid(*page.grid);
   html += Tables(page);
   html += fmt::format(
       "<section id=\"text-report\"><details><summary>The text report</summary><pre>{}</pre></details>"

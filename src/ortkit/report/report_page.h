@@ -29,6 +29,23 @@ struct PageTable {
   std::vector<bool> right;  ///< which columns hold numbers (right-aligned)
 };
 
+/// The dynamic-shape sweep as a grid: one cell per combination of the swept sizes, rows over every axis but
+/// the last, columns over the last.
+struct PageGrid {
+  std::string title;
+  std::string row_axes;     ///< "batch", "batch × seq_len"
+  std::string column_axis;  ///< "" with one axis: one row
+  std::vector<std::string> row_labels;
+  std::vector<std::string> column_labels;
+  struct Cell {
+    std::string state;   ///< "pass", "fail", "nan", "skipped"
+    std::string text;    ///< what the cell shows ("3.1 ms", "FAIL")
+    std::string detail;  ///< why it failed or was skipped, listed under the grid and linked from the cell
+  };
+  std::vector<Cell> cells;         ///< row-major; rows × columns of them
+  std::vector<std::string> notes;  ///< sizes the model refuses (size limits), each a sentence
+};
+
 /// What a command reports, for the page.
 struct ReportPage {
   std::string command;                          ///< "doctor", "check"
@@ -39,6 +56,7 @@ struct ReportPage {
   std::string text_report;                      ///< the command's text report, without colour
   std::optional<NodeOverlay> overlay;           ///< a value per node, drawn over the graph
   std::vector<PageTable> tables;                ///< figures beside it (the profile's operator types)
+  std::optional<PageGrid> grid;                 ///< the sweep
 };
 
 struct ReportPageOptions {
