@@ -269,13 +269,15 @@ InferAnswer::InferAnswer(Result<InferResponse> result, const OutputEncoding& enc
   }
 }
 
-/// A few threads that run the tasks given to them in order of arrival, several at once (the repository's
-/// loads: one that takes long holds no load of another model back; the core orders those of one model); the
-/// destructor runs what is queued, then joins.
+/// A few threads that run the tasks given to them in order of arrival (the repository's loads). The first
+/// takes every task while it is free, so that loads one after another run on one thread (and reuse its
+/// allocator's memory); another steps in only while those before it are busy, so that a load that takes
+/// long holds no load of another model back (the core orders those of one model). The destructor runs
+/// what is queued, then joins.
 class ControlThread {
  public:
   ControlThread() {
-    for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this] { Work(); });
+    for (int i = 0; i < kThreads; ++i) threads_.emplace_back([this, i] { Work(i); });
   }
   ~ControlThread() {
     {
@@ -293,26 +295,31 @@ class ControlThread {
       std::lock_guard lock(mutex_);
       tasks_.push_back(std::move(task));
     }
-    wake_.notify_one();
+    wake_.notify_all();
   }
 
  private:
-  void Work() {
+  void Work(int rank) {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      // Thread `rank` takes a task only while `rank` others are busy: the first one whenever it is free.
+      wake_.wait(lock, [&] { return (stopping_ && tasks_.empty()) || (!tasks_.empty() && busy_ >= rank); });
       if (tasks_.empty()) return;
       auto task = std::move(tasks_.front());
       tasks_.pop_front();
+      ++busy_;
       lock.unlock();
       task();
       lock.lock();
+      --busy_;
+      wake_.notify_all();
     }
   }
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;  // guarded by mutex_
+  int busy_ = 0;                             // threads running a task; guarded by mutex_
   bool stopping_ = false;                    // guarded by mutex_
   static constexpr int kThreads = 4;
   std::vector<std::thread> threads_;  // last: start once the rest is built
